@@ -1,0 +1,44 @@
+// The fuzz case record: a few numbers from which a whole GEMM test case (shape, strides, scalars, matrix
+// contents) is materialised deterministically. Generators produce and shrink records, never matrices, so
+// shrinking a failure costs nothing in memory and a record replays the same case anywhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tunefuzz::fuzz {
+
+/// How matrix elements are drawn.
+enum class Distribution {
+  small_int,   ///< integers in [-2, 2]: every partial sum is exact, so the result must match bit for bit
+  ones,        ///< all ones: every output of alpha·A·B equals alpha·K
+  sequential,  ///< A(i, p) = i mod 7 - 3, B(p, j) = j mod 5 - 2: row and column mix-ups show up
+  normal,      ///< standard normal, rounded to the input type: checked against a derived error bound
+};
+
+const char* to_string(Distribution distribution);
+bool parse_distribution(const std::string& text, Distribution& out);
+
+/// True when every product and partial sum of this distribution is exact in fp32 (for K < 2^20), so the
+/// exact oracle applies.
+bool is_exact(Distribution distribution);
+
+/// One GEMM test case. Leading dimensions are the minimum (k for A, n for B and C) plus the padding.
+struct CaseRecord {
+  int64_t m = 1, n = 1, k = 1;
+  int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  ///< extra elements per row beyond the minimum
+  double alpha = 1.0, beta = 0.0;
+  Distribution distribution = Distribution::small_int;
+  uint64_t seed = 0;  ///< seeds the element values
+
+  int64_t lda() const { return k + lda_pad; }
+  int64_t ldb() const { return n + ldb_pad; }
+  int64_t ldc() const { return n + ldc_pad; }
+
+  friend bool operator==(const CaseRecord&, const CaseRecord&) = default;
+};
+
+/// One line, e.g. `m=17 n=8 k=4099 lda_pad=0 ldb_pad=8 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=42`.
+std::string to_string(const CaseRecord& record);
+
+}  // namespace tunefuzz::fuzz

@@ -1,0 +1,55 @@
+// Host matrices in the element types a kernel sees (fp16, bf16 stored as their 16-bit patterns; fp32),
+// row-major with a leading dimension, and their materialisation from a case record. Element access goes
+// through double, rounding to nearest-even on store, so the oracle can work in one type.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "fuzz/case.hpp"
+#include "tuner/common/precision.hpp"
+
+namespace tunefuzz::fuzz {
+
+/// Round a double to the nearest value of `type` (ties to even) and return it as a double.
+double round_to(Precision type, double value);
+
+class HostMatrix {
+ public:
+  HostMatrix() = default;
+  /// rows × cols, row-major, `ld` ≥ cols elements per row; every element (padding too) is zero.
+  HostMatrix(Precision type, int64_t rows, int64_t cols, int64_t ld);
+
+  Precision type() const { return type_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t ld() const { return ld_; }
+
+  double get(int64_t row, int64_t col) const;
+  /// Stores `value` rounded to the element type.
+  void set(int64_t row, int64_t col, double value);
+  /// Fills every element, the padding between rows included, with `value` (NaN allowed).
+  void fill(double value);
+
+  /// Raw storage: rows·ld elements (the last row padded too), as the device buffer holds them.
+  std::byte* bytes() { return storage_.data(); }
+  const std::byte* bytes() const { return storage_.data(); }
+  size_t size_bytes() const { return storage_.size(); }
+
+ private:
+  Precision type_ = Precision::fp32;
+  int64_t rows_ = 0, cols_ = 0, ld_ = 0;
+  std::vector<std::byte> storage_;
+};
+
+/// The three operands of a case, materialised: A (m×k), B (k×n), C (m×n, the input C; NaN everywhere when
+/// beta == 0, so that a kernel reading it shows up).
+struct CaseOperands {
+  HostMatrix a, b, c;
+};
+
+/// Deterministic in (record, types): the same record gives the same matrices on every machine.
+CaseOperands materialise(const CaseRecord& record, Precision input, Precision output);
+
+}  // namespace tunefuzz::fuzz

@@ -1,0 +1,85 @@
+// The oracle: is a kernel's C = alpha·A·B + beta·C right? Three checks, strongest first:
+//  - exact: inputs whose products and partial sums are exact in the fp32 accumulator; the kernel must
+//    equal the double reference rounded once to the output type, bit for bit;
+//  - bounded: per element |out − ref| ≤ γ·(|alpha|·(|A||B|)ij + |beta|·|Cij|) + u_out·|ref|, with γ from K
+//    and the accumulator precision (docs/architecture.md derives it); the worst error/bound ratio is kept;
+//  - Freivalds: for shapes too large for a full reference, random projections out·r against
+//    alpha·A(B·r) + beta·C·r, with a tolerance from |A|(|B||r|), plus sampled elements computed exactly.
+// Element classes a verdict separates: wrong values, NaN/Inf where the reference is finite, and elements
+// still holding the NaN poison the output was pre-filled with (unwritten).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "fuzz/matrix.hpp"
+#include "tuner/common/precision.hpp"
+
+namespace tunefuzz::fuzz {
+
+/// The GEMM being checked: C_out (m×n) = alpha · A (m×k) · B (k×n) + beta · C_in.
+struct GemmOperands {
+  const HostMatrix* a = nullptr;
+  const HostMatrix* b = nullptr;
+  const HostMatrix* c_in = nullptr;  ///< not read when beta == 0
+  double alpha = 1.0, beta = 0.0;
+};
+
+/// The reference in double on the exact low-precision input values, and the magnitude
+/// |alpha|·(|A||B|) + |beta|·|C| that scales the error bound of each element.
+struct Reference {
+  Eigen::MatrixXd value;
+  Eigen::MatrixXd magnitude;
+};
+
+Reference compute_reference(const GemmOperands& operands);
+
+/// Precisions of the arithmetic, for the bound.
+struct ArithmeticModel {
+  Precision accumulator = Precision::fp32;
+  Precision output = Precision::bf16;
+  int64_t k = 0;
+};
+
+/// Bound on |out − ref| for one element: c·(k + 2)·u_acc·magnitude + u_out·|ref| + the smallest normal of the
+/// output type (absorbs underflow), with c = 2 covering tensor cores that truncate instead of rounding.
+double error_bound(const ArithmeticModel& model, double reference, double magnitude);
+
+struct ElementError {
+  int64_t row = 0, col = 0;
+  double value = 0, expected = 0, bound = 0;
+};
+
+struct Verdict {
+  bool pass = true;
+  int64_t checked = 0;       ///< elements compared
+  int64_t wrong = 0;         ///< finite but outside the bound (exact mode: not bit-equal)
+  int64_t non_finite = 0;    ///< NaN/Inf where the reference is finite
+  int64_t unwritten = 0;     ///< still NaN when the reference is finite and C was pre-filled with NaN
+  double worst_ratio = 0;    ///< max |out − ref| / bound over finite elements (exact mode: 0 or inf)
+  std::vector<ElementError> examples;  ///< the first few failures, row-major order
+  /// Per element: true where the element failed (empty when it passed). Row-major m×n.
+  std::vector<bool> failed_mask;
+
+  /// One line for logs: `wrong 3/4096 (worst 412× bound) at (17, 0): 5 vs 4 ...`.
+  std::string summary() const;
+};
+
+/// Compare `out` (m×n, the kernel's C) with the reference element by element.
+/// `exact` requires bit equality with the reference rounded to the output type; otherwise the bound applies.
+/// `poisoned_with_nan`: C was pre-filled with NaN, so a NaN left where the reference is finite counts as
+/// unwritten rather than non_finite.
+Verdict check_full(const HostMatrix& out, const Reference& reference, const ArithmeticModel& model, bool exact,
+                   bool poisoned_with_nan);
+
+/// Freivalds-style probabilistic check for large shapes: `rounds` Gaussian vectors r, each comparing
+/// out·r with alpha·A(B·r) + beta·C·r per row against a tolerance built from |A|(|B||r|); plus
+/// `samples` elements (tile boundaries, last row and column, random) recomputed exactly in double.
+/// `tile_rows`/`tile_cols` say where tile boundaries fall (0 = no tile structure to sample).
+Verdict check_projected(const HostMatrix& out, const GemmOperands& operands, const ArithmeticModel& model,
+                        int rounds, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed);
+
+}  // namespace tunefuzz::fuzz

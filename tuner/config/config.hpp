@@ -1,0 +1,95 @@
+// A tuning campaign's configuration (configs/*.yaml): the target GPU and its limits, the problems to tune,
+// the templates with their search spaces, pruning rules, budgets and the output path. The loader checks
+// shape and types; template parameter names and values are checked by the space (tuner/space), which
+// reports them with the locations kept here. Schema: docs/configs.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tuner/common/error.hpp"
+#include "tuner/common/precision.hpp"
+
+namespace tunefuzz {
+
+/// Resource limits of one GPU model, as the driver reports them.
+struct GpuLimits {
+  int64_t shared_memory_per_block_optin = 0;  ///< bytes a block may use after opting in
+  int64_t shared_memory_per_sm = 0;           ///< bytes per multiprocessor
+  int64_t shared_memory_reserved_per_block = 1024;  ///< bytes the system keeps per resident block
+  int64_t registers_per_sm = 0;
+  int64_t max_registers_per_thread = 255;
+  int64_t max_threads_per_block = 1024;
+  int64_t max_threads_per_sm = 2048;
+  int64_t max_blocks_per_sm = 32;
+  int64_t sm_count = 0;
+};
+
+struct GpuSpec {
+  std::string name;  ///< card name as the driver reports it, e.g. `NVIDIA H100 80GB HBM3`
+  std::string arch;  ///< `sm_90`, `sm_80`, ...
+  GpuLimits limits;
+  SourceLocation where;
+};
+
+/// One GEMM to tune: C (m×n) = alpha · A (m×k) · B (k×n) + beta · C.
+struct Problem {
+  std::string name;
+  int64_t m = 0, n = 0, k = 0;
+  Precision input = Precision::bf16;   ///< type of A and B
+  Precision output = Precision::bf16;  ///< type of C
+  Layout layout;
+  double alpha = 1.0;
+  double beta = 0.0;
+  SourceLocation where;
+};
+
+/// One parameter of a template's search space with the values to try.
+struct ParameterValues {
+  std::string name;
+  std::vector<int64_t> values;
+  SourceLocation where;
+};
+
+/// A template to consider and the part of its space to search.
+struct TemplateSearch {
+  std::string name;
+  std::vector<ParameterValues> space;  ///< in file order; parameters left out take the template default
+  SourceLocation where;
+};
+
+struct Pruning {
+  int64_t min_blocks_per_sm = 1;  ///< occupancy below this (resident blocks per SM) prunes a candidate
+  bool allow_spills = false;      ///< keep candidates whose registers spill to local memory
+};
+
+struct Budgets {
+  int64_t fuzz_cases = 100;          ///< RapidCheck cases per candidate
+  int64_t timing_warmup = 5;         ///< untimed launches before timing
+  int64_t timing_repeats = 30;       ///< timed launches per candidate and problem (median reported)
+  double candidate_timeout_s = 120;  ///< a worker taking longer is killed and its candidate marked `hang`
+  int64_t fuzz_workers = 4;          ///< fuzz worker processes sharing the GPU at once
+};
+
+struct Config {
+  std::filesystem::path file;  ///< where it was read from
+  GpuSpec gpu;
+  std::vector<Problem> problems;
+  std::vector<TemplateSearch> templates;
+  Pruning pruning;
+  Budgets budgets;
+  uint64_t seed = 0;              ///< base seed of the fuzz stage
+  std::filesystem::path output;  ///< results table, relative to the working directory
+};
+
+/// Reads and checks a config file. Throws Error{bad_input} naming file, line and field on any defect,
+/// or Error{io} when the file cannot be read.
+Config load_config(const std::filesystem::path& file);
+
+/// The same from text; `file_name` is used in error messages.
+Config parse_config(const std::string& text, const std::string& file_name);
+
+}  // namespace tunefuzz
