@@ -17,6 +17,7 @@ endif()
 find_package(Threads REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(Boost 1.74 REQUIRED)  # header-only: Boost.Random's portable distributions
 find_package(rapidcheck REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(OpenSSL REQUIRED)  # SHA-256 for cache keys and source hashes

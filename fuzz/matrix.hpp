@@ -26,8 +26,9 @@ class HostMatrix {
   int64_t cols() const { return cols_; }
   int64_t ld() const { return ld_; }
 
+  /// Element (row, col) as a double; `col` may reach into the padding (up to ld − 1). Unchecked.
   double get(int64_t row, int64_t col) const;
-  /// Stores `value` rounded to the element type.
+  /// Stores `value` rounded to the element type (ties to even; NaN and ±Inf kept). Unchecked, like get.
   void set(int64_t row, int64_t col, double value);
   /// Fills every element, the padding between rows included, with `value` (NaN allowed).
   void fill(double value);
@@ -50,6 +51,8 @@ struct CaseOperands {
 };
 
 /// Deterministic in (record, types): the same record gives the same matrices on every machine.
+/// A and B are in `input`, C in `output`; the row padding of all three is NaN. Throws Error(bad_input)
+/// for a record with a size below 1 or a negative padding.
 CaseOperands materialise(const CaseRecord& record, Precision input, Precision output);
 
 }  // namespace tunefuzz::fuzz

@@ -79,7 +79,32 @@ Verdict check_full(const HostMatrix& out, const Reference& reference, const Arit
 /// out·r with alpha·A(B·r) + beta·C·r per row against a tolerance built from |A|(|B||r|); plus
 /// `samples` elements (tile boundaries, last row and column, random) recomputed exactly in double.
 /// `tile_rows`/`tile_cols` say where tile boundaries fall (0 = no tile structure to sample).
+/// Samples: every element of the last row and column and of the rows and columns on both sides of each
+/// tile boundary (thinned evenly along those lines to 3/4 of `samples` when they exceed it), then random
+/// elements up to `samples`. Reporting: each row projection (per round) that is off counts as one `wrong`
+/// with col = −1 in `examples` and no mark in `failed_mask`, which marks failed elements only; `checked`
+/// counts sampled elements, non-finite outputs and row projections. NaN outputs count as non_finite (no
+/// poisoning is assumed here).
 Verdict check_projected(const HostMatrix& out, const GemmOperands& operands, const ArithmeticModel& model,
                         int rounds, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed);
+
+/// check_projected in two steps: the projections of the inputs, alpha·A(B·r) + beta·C·r and their magnitudes,
+/// computed once per problem; then each output checked against them at the cost of one pass over it. Timing
+/// many candidates on one large problem verifies each of them this way.
+class ProjectedCheck {
+ public:
+  ProjectedCheck(const GemmOperands& operands, const ArithmeticModel& model, int rounds, uint64_t seed);
+  /// As check_projected; `seed` also places the random samples.
+  Verdict check(const HostMatrix& out, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed) const;
+
+ private:
+  GemmOperands operands_;
+  ArithmeticModel model_;
+  int rounds_;
+  bool finite_operands_ = true;
+  Eigen::MatrixXd r_, r_abs_;          ///< (n, rounds) Gaussian vectors and their magnitudes
+  Eigen::RowVectorXd r_abs_sum_;       ///< Σ|r| per round
+  Eigen::MatrixXd expected_, magnitude_;  ///< (m, rounds)
+};
 
 }  // namespace tunefuzz::fuzz

@@ -1,0 +1,76 @@
+// Case records as text: distribution names and the one-line form of a record that logs and reproducers
+// print. Doubles are written in their shortest round-trip form so a printed record replays exactly.
+#include "fuzz/case.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace tunefuzz::fuzz {
+
+namespace {
+
+constexpr std::array<Distribution, 4> kDistributions = {Distribution::small_int, Distribution::ones,
+                                                        Distribution::sequential, Distribution::normal};
+
+/// Shortest text that reads back as the same double.
+std::string shortest(double value) {
+  std::array<char, 64> buffer{};
+  auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  if (error != std::errc{}) return "?";
+  return std::string(buffer.data(), end);
+}
+
+}  // namespace
+
+const char* to_string(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::small_int:
+      return "small_int";
+    case Distribution::ones:
+      return "ones";
+    case Distribution::sequential:
+      return "sequential";
+    case Distribution::normal:
+      return "normal";
+  }
+  return "?";
+}
+
+bool parse_distribution(const std::string& text, Distribution& out) {
+  for (Distribution candidate : kDistributions) {
+    if (text == to_string(candidate)) {
+      out = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_exact(Distribution distribution) {
+  switch (distribution) {
+    case Distribution::small_int:
+    case Distribution::ones:
+    case Distribution::sequential:
+      return true;
+    case Distribution::normal:
+      return false;
+  }
+  return false;
+}
+
+std::string to_string(const CaseRecord& record) {
+  std::string line;
+  line += "m=" + std::to_string(record.m);
+  line += " n=" + std::to_string(record.n);
+  line += " k=" + std::to_string(record.k);
+  line += " lda_pad=" + std::to_string(record.lda_pad);
+  line += " ldb_pad=" + std::to_string(record.ldb_pad);
+  line += " ldc_pad=" + std::to_string(record.ldc_pad);
+  line += " alpha=" + shortest(record.alpha);
+  line += " beta=" + shortest(record.beta);
+  line += " dist=" + std::string(to_string(record.distribution));
+  line += " seed=" + std::to_string(record.seed);
+  return line;
+}
+
+}  // namespace tunefuzz::fuzz

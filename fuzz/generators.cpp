@@ -1,0 +1,121 @@
+#include "fuzz/generators.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace tunefuzz::fuzz {
+
+namespace {
+
+using rc::Gen;
+namespace gen = rc::gen;
+
+int64_t round_down(int64_t value, int64_t unit) { return std::max(unit, value / unit * unit); }
+
+// A size in multiples of `unit`, aimed at the edges of `tile`.
+Gen<int64_t> gen_dimension(int64_t tile, int64_t unit) {
+  const int64_t small_units = std::max<int64_t>(1, 20 / unit);
+  return gen::weightedOneOf<int64_t>({
+      {3, gen::map(gen::inRange<int64_t>(1, small_units + 1), [unit](int64_t u) { return u * unit; })},
+      {3, gen::apply(
+              [tile, unit](int64_t tiles, int64_t offset) { return std::max(unit, tiles * tile + offset * unit); },
+              gen::inRange<int64_t>(1, 4), gen::element<int64_t>(0, -1, 1))},
+      {2, gen::map(gen::inRange<int64_t>(1, 4 * tile / unit + 2), [unit](int64_t u) { return u * unit; })},
+  });
+}
+
+// K aimed at the pipeline: below one tile, exactly one, around the prologue depth, and moderate sizes.
+Gen<int64_t> gen_depth(const CaseSpace& s) {
+  const int64_t u = s.k_unit, bk = s.tile_k;
+  const int64_t pipeline = bk * (s.stages + 1);
+  return gen::weightedOneOf<int64_t>({
+      {2, gen::map(gen::inRange<int64_t>(1, std::max<int64_t>(1, 20 / u) + 1), [u](int64_t x) { return x * u; })},
+      {3, gen::map(gen::elementOf(std::vector<int64_t>{bk, bk - u, bk + u, pipeline - u, pipeline, bk * s.stages, 2 * bk - u}),
+                   [u](int64_t k) { return std::max(u, k); })},
+      {2, gen::map(gen::inRange<int64_t>(1, 2048 / u + 1), [u](int64_t x) { return x * u; })},
+  });
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Mostly general shapes; sometimes large K with small M, N; sometimes a grid of a fractional number of waves.
+Gen<Shape> gen_shape(const CaseSpace& s) {
+  const Gen<Shape> general = gen::apply([](int64_t m, int64_t n, int64_t k) { return Shape{m, n, k}; },
+                                        gen_dimension(s.tile_m, 1), gen_dimension(s.tile_n, s.n_unit), gen_depth(s));
+  const int64_t u = s.k_unit;
+  const Gen<Shape> large_k = gen::apply(
+      [](int64_t m, int64_t n, int64_t k) { return Shape{m, n, k}; }, gen::inRange<int64_t>(1, 33),
+      gen::map(gen::inRange<int64_t>(1, 5), [nu = s.n_unit](int64_t x) { return x * nu; }),
+      gen::map(gen::inRange<int64_t>(65536 / u, 70000 / u), [u](int64_t x) { return x * u; }));
+  const CaseSpace copy = s;
+  const Gen<Shape> waves = gen::apply(
+      [copy](int tenths, int64_t k) {
+        // tiles ≈ waves·SMs, as a near-square grid of tiles with partial tiles at the edges
+        const int64_t tiles = std::max<int64_t>(1, copy.sm_count * tenths / 10);
+        int64_t tiles_m = 1;
+        while (tiles_m * tiles_m < tiles) ++tiles_m;
+        const int64_t tiles_n = (tiles + tiles_m - 1) / tiles_m;
+        const int64_t m = tiles_m * copy.tile_m - copy.tile_m / 2;
+        const int64_t n = round_down(tiles_n * copy.tile_n - copy.tile_n / 2, copy.n_unit);
+        return Shape{std::max<int64_t>(1, m), n, k};
+      },
+      gen::element(5, 12, 25), gen::map(gen::inRange<int64_t>(1, 8), [u](int64_t x) { return x * u; }));
+  return gen::weightedOneOf<Shape>({{6, general}, {1, large_k}, {1, waves}});
+}
+
+}  // namespace
+
+Gen<CaseRecord> gen_case(const CaseSpace& space) {
+  const CaseSpace s = space;
+  using Scalars = std::pair<double, double>;
+  const Gen<Scalars> scalars = gen::elementOf(std::vector<Scalars>{
+      {1.0, 0.0}, {1.0, 0.0}, {0.0, 3.0}, {1.0, 1.0}, {2.0, -1.0}, {0.5, 0.0}, {-1.0, 0.5}});
+  const Gen<Distribution> distribution = gen::weightedElement<Distribution>(
+      {{4, Distribution::small_int}, {1, Distribution::ones}, {1, Distribution::sequential},
+       {2, Distribution::normal}});
+  const Gen<int64_t> pad_a = gen::map(gen::element<int64_t>(0, 0, 0, 1, 8), [s](int64_t p) { return p * s.k_unit; });
+  const Gen<int64_t> pad_b = gen::map(gen::element<int64_t>(0, 0, 0, 1, 8), [s](int64_t p) { return p * s.n_unit; });
+  return gen::apply(
+      [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d, uint64_t seed) {
+        CaseRecord r;
+        r.m = shape.m;
+        r.n = shape.n;
+        r.k = shape.k;
+        // Keep the full reference affordable: shrink K (in units) when m·n·k is too large.
+        if (r.m * r.n * r.k > s.max_macs) r.k = round_down(s.max_macs / (r.m * r.n), s.k_unit);
+        r.lda_pad = lda_pad;
+        r.ldb_pad = ldb_pad;
+        r.ldc_pad = ldc_pad;
+        r.alpha = ab.first;
+        r.beta = ab.second;
+        r.distribution = d;
+        r.seed = seed;
+        return r;
+      },
+      gen_shape(s), pad_a, pad_b, gen::element<int64_t>(0, 0, 1, 3, 8), scalars, distribution,
+      gen::inRange<uint64_t>(0, 1u << 20));
+}
+
+std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
+  std::vector<std::string> tags;
+  if (r.m <= 20 && r.n <= 20) tags.push_back("tiny");
+  if (r.m % s.tile_m) tags.push_back("m_tail");
+  if (r.n % s.tile_n) tags.push_back("n_tail");
+  if (r.k < s.tile_k) tags.push_back("k_lt_tile");
+  if (r.k == s.tile_k) tags.push_back("k_eq_tile");
+  if (r.k % s.tile_k) tags.push_back("k_tail");
+  if (r.k > s.tile_k * (s.stages - 1) && r.k <= s.tile_k * (s.stages + 1)) tags.push_back("k_pipeline_edge");
+  if (r.k >= 65536) tags.push_back("large_k");
+  const int64_t tiles = ((r.m + s.tile_m - 1) / s.tile_m) * ((r.n + s.tile_n - 1) / s.tile_n);
+  if (tiles > s.sm_count) tags.push_back("multi_wave");
+  if (r.lda_pad || r.ldb_pad || r.ldc_pad) tags.push_back("padded_ld");
+  if (r.beta != 0) tags.push_back("beta_nonzero");
+  if (r.alpha != 1) tags.push_back("alpha_not_one");
+  tags.push_back(std::string("dist_") + to_string(r.distribution));
+  return tags;
+}
+
+}  // namespace tunefuzz::fuzz

@@ -1,0 +1,32 @@
+// RapidCheck generators of case records, aimed at the classic GEMM bugs: sizes 1..20, tile multiples ± 1
+// and ± the vector width, K below, at and around the pipeline depth, grids of 0.5, 1.25 and 2.5 waves,
+// large K, padded leading dimensions, the alpha/beta pairs that expose C handling, and value distributions
+// from exact small integers to normal values. They generate records (a few numbers), so shrinking is cheap.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "fuzz/case.hpp"
+
+namespace tunefuzz::fuzz {
+
+/// What the candidate under test accepts and where its edges are.
+struct CaseSpace {
+  int64_t k_unit = 1;  ///< K, lda must be multiples of this (the candidate's vector width, or 1)
+  int64_t n_unit = 1;  ///< N, ldb must be multiples of this
+  int64_t tile_m = 128, tile_n = 128, tile_k = 32;
+  int64_t stages = 3;
+  int64_t sm_count = 132;
+  int64_t max_macs = int64_t{1} << 27;  ///< m·n·k cap, so a full double reference stays cheap
+};
+
+rc::Gen<CaseRecord> gen_case(const CaseSpace& space);
+
+/// The bug classes a record exercises, for coverage counts: `m_tail`, `k_lt_tile`, `large_k`, `beta_nonzero`...
+std::vector<std::string> case_tags(const CaseRecord& record, const CaseSpace& space);
+
+}  // namespace tunefuzz::fuzz

@@ -1,0 +1,191 @@
+// Host matrices in kernel element types and the deterministic materialisation of a case record.
+// Rounding goes straight from double to the target format (ties to even) so no value is rounded twice;
+// Eigen's half and bfloat16 then only carry values that are already exact in their format.
+#include "fuzz/matrix.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+
+#include <Eigen/Core>
+#include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
+
+#include "tuner/common/error.hpp"
+
+namespace tunefuzz::fuzz {
+
+namespace {
+
+/// A binary floating-point format: `precision` significand bits (hidden one included), the exponent of
+/// its smallest normal, and its largest finite value.
+struct Format {
+  int precision;
+  int min_exponent;
+  double max_finite;
+};
+
+Format format_of(Precision type) {
+  switch (type) {
+    case Precision::fp16:
+      return {11, -14, 65504.0};
+    case Precision::bf16:
+      return {8, -126, 0x1.fep127};
+    case Precision::fp32:
+      return {24, -126, static_cast<double>(std::numeric_limits<float>::max())};
+  }
+  throw Error(ErrorKind::internal, "unknown precision");
+}
+
+/// Round a finite, positive double to `format`, ties to even, independent of the FPU rounding mode.
+double round_positive(const Format& format, double magnitude) {
+  // Quantum of the result: the spacing of the format in the binade of `magnitude` (subnormals share the
+  // spacing of the smallest normal binade).
+  const int exponent = std::max(std::ilogb(magnitude), format.min_exponent);
+  const int quantum_exponent = exponent - (format.precision - 1);
+  // Scaling by a power of two is exact here: downward only when the result stays ≥ 2^(precision-1).
+  const double scaled = std::ldexp(magnitude, -quantum_exponent);  // < 2^precision
+  double integral = std::floor(scaled);
+  const double fraction = scaled - integral;  // exact: both share the binade of `scaled`
+  if (fraction > 0.5 || (fraction == 0.5 && std::fmod(integral, 2.0) == 1.0)) integral += 1.0;
+  const double rounded = std::ldexp(integral, quantum_exponent);
+  return rounded > format.max_finite ? std::numeric_limits<double>::infinity() : rounded;
+}
+
+uint16_t half_bits(double exact) {
+  return Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(exact)));
+}
+
+uint16_t bfloat16_bits(double exact) {
+  return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(static_cast<float>(exact)));
+}
+
+// Separate generator streams per operand, so that changing one matrix's shape leaves the others alone.
+constexpr uint64_t kStreamA = 0x9e3779b97f4a7c15ull;
+constexpr uint64_t kStreamB = 0xbf58476d1ce4e5b9ull;
+constexpr uint64_t kStreamC = 0x94d049bb133111ebull;
+
+enum class Operand { a, b, c };
+
+/// Fills the rows × cols elements of `matrix` (row-major order of draws) per the record's distribution.
+void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, uint64_t stream) {
+  std::mt19937_64 engine(record.seed ^ stream);
+  boost::random::uniform_int_distribution<int> small_int(-2, 2);
+  boost::random::normal_distribution<double> normal(0.0, 1.0);
+  for (int64_t row = 0; row < matrix.rows(); ++row) {
+    for (int64_t col = 0; col < matrix.cols(); ++col) {
+      double value = 0;
+      switch (record.distribution) {
+        case Distribution::small_int:
+          value = small_int(engine);
+          break;
+        case Distribution::ones:
+          value = 1;
+          break;
+        case Distribution::normal:
+          value = normal(engine);
+          break;
+        case Distribution::sequential:
+          if (operand == Operand::a) value = static_cast<double>(row % 7) - 3;
+          if (operand == Operand::b) value = static_cast<double>(col % 5) - 2;
+          if (operand == Operand::c) value = static_cast<double>((row + col) % 3) - 1;
+          break;
+      }
+      matrix.set(row, col, value);
+    }
+  }
+}
+
+}  // namespace
+
+double round_to(Precision type, double value) {
+  if (!std::isfinite(value) || value == 0) return value;  // NaN, ±Inf and ±0 are kept as they are
+  return std::copysign(round_positive(format_of(type), std::fabs(value)), value);
+}
+
+HostMatrix::HostMatrix(Precision type, int64_t rows, int64_t cols, int64_t ld)
+    : type_(type), rows_(rows), cols_(cols), ld_(ld) {
+  if (rows < 0 || cols < 0 || ld < cols) {
+    throw Error(ErrorKind::bad_input, "matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                          " with leading dimension " + std::to_string(ld) + " is not valid");
+  }
+  storage_.assign(static_cast<size_t>(rows * ld * size_of(type)), std::byte{0});
+}
+
+double HostMatrix::get(int64_t row, int64_t col) const {
+  const size_t index = static_cast<size_t>(row * ld_ + col);
+  switch (type_) {
+    case Precision::fp32: {
+      float value;
+      std::memcpy(&value, storage_.data() + index * sizeof(float), sizeof(float));
+      return value;
+    }
+    case Precision::fp16: {
+      uint16_t bits;
+      std::memcpy(&bits, storage_.data() + index * sizeof(uint16_t), sizeof(uint16_t));
+      return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+    }
+    case Precision::bf16: {
+      uint16_t bits;
+      std::memcpy(&bits, storage_.data() + index * sizeof(uint16_t), sizeof(uint16_t));
+      return static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(bits));
+    }
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+void HostMatrix::set(int64_t row, int64_t col, double value) {
+  const size_t index = static_cast<size_t>(row * ld_ + col);
+  const double rounded = round_to(type_, value);  // exact in the element type from here on
+  switch (type_) {
+    case Precision::fp32: {
+      const float stored = static_cast<float>(rounded);
+      std::memcpy(storage_.data() + index * sizeof(float), &stored, sizeof(float));
+      return;
+    }
+    case Precision::fp16: {
+      const uint16_t bits = half_bits(rounded);
+      std::memcpy(storage_.data() + index * sizeof(uint16_t), &bits, sizeof(uint16_t));
+      return;
+    }
+    case Precision::bf16: {
+      const uint16_t bits = bfloat16_bits(rounded);
+      std::memcpy(storage_.data() + index * sizeof(uint16_t), &bits, sizeof(uint16_t));
+      return;
+    }
+  }
+}
+
+void HostMatrix::fill(double value) {
+  if (rows_ == 0 || ld_ == 0) return;
+  set(0, 0, value);  // one rounded element, then copied byte for byte
+  const size_t element = static_cast<size_t>(size_of(type_));
+  for (size_t offset = element; offset < storage_.size(); offset += element) {
+    std::memcpy(storage_.data() + offset, storage_.data(), element);
+  }
+}
+
+CaseOperands materialise(const CaseRecord& record, Precision input, Precision output) {
+  if (record.m < 1 || record.n < 1 || record.k < 1 || record.lda_pad < 0 || record.ldb_pad < 0 ||
+      record.ldc_pad < 0) {
+    throw Error(ErrorKind::bad_input,
+                "case record with a non-positive size or a negative padding: " + to_string(record));
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CaseOperands operands{HostMatrix(input, record.m, record.k, record.lda()),
+                        HostMatrix(input, record.k, record.n, record.ldb()),
+                        HostMatrix(output, record.m, record.n, record.ldc())};
+  // NaN first, values second: padding (and C when beta == 0) keeps the NaN, poisoning any read of it.
+  operands.a.fill(nan);
+  operands.b.fill(nan);
+  operands.c.fill(nan);
+  fill_values(operands.a, Operand::a, record, kStreamA);
+  fill_values(operands.b, Operand::b, record, kStreamB);
+  if (record.beta != 0) fill_values(operands.c, Operand::c, record, kStreamC);
+  return operands;
+}
+
+}  // namespace tunefuzz::fuzz

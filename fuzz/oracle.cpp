@@ -1,0 +1,460 @@
+// The oracle's arithmetic: a double reference with Eigen, the per-element error bound, the element-wise
+// check (exact or bounded) and the projected (Freivalds) check for shapes too large for a full reference.
+// Every element is judged by one rule set (judge_*), so both checks classify failures the same way.
+#include "fuzz/oracle.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <unordered_set>
+#include <utility>
+
+#include <boost/random/normal_distribution.hpp>
+#include <boost/random/uniform_int_distribution.hpp>
+
+#include "tuner/common/error.hpp"
+
+namespace tunefuzz::fuzz {
+
+namespace {
+
+constexpr size_t kMaxExamples = 8;
+// Stream for the sampled element positions, apart from the Gaussian projection vectors.
+constexpr uint64_t kSampleStream = 0xd1b54a32d192ed03ull;
+
+double smallest_normal(Precision type) {
+  return type == Precision::fp16 ? 0x1p-14 : 0x1p-126;
+}
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw Error(ErrorKind::internal, "oracle: " + message);
+}
+
+std::string shape(const HostMatrix& matrix) {
+  return std::to_string(matrix.rows()) + "x" + std::to_string(matrix.cols());
+}
+
+/// Rows [begin, begin + count) of `matrix` as doubles (exact: every element type widens exactly).
+Eigen::MatrixXd to_eigen(const HostMatrix& matrix, int64_t begin, int64_t count) {
+  Eigen::MatrixXd out(count, matrix.cols());
+  for (int64_t row = 0; row < count; ++row) {
+    for (int64_t col = 0; col < matrix.cols(); ++col) out(row, col) = matrix.get(begin + row, col);
+  }
+  return out;
+}
+
+Eigen::MatrixXd to_eigen(const HostMatrix& matrix) {
+  return to_eigen(matrix, 0, matrix.rows());
+}
+
+void validate(const GemmOperands& operands) {
+  require(operands.a != nullptr && operands.b != nullptr, "A and B are required");
+  require(operands.a->cols() == operands.b->rows(),
+          "A is " + shape(*operands.a) + " but B is " + shape(*operands.b));
+  if (operands.beta == 0) return;
+  require(operands.c_in != nullptr, "C is required when beta != 0");
+  require(operands.c_in->rows() == operands.a->rows() && operands.c_in->cols() == operands.b->cols(),
+          "C is " + shape(*operands.c_in) + " but A·B is " + std::to_string(operands.a->rows()) + "x" +
+              std::to_string(operands.b->cols()));
+}
+
+// ---- judging one element ------------------------------------------------------------------------------
+
+enum class Outcome { pass, wrong, non_finite, unwritten };
+
+/// A non-finite value where the reference is finite.
+Outcome judge_non_finite_output(double out, bool poisoned_with_nan) {
+  return std::isnan(out) && poisoned_with_nan ? Outcome::unwritten : Outcome::non_finite;
+}
+
+/// The reference is NaN or ±Inf: the output must be NaN, or the same infinity.
+Outcome judge_non_finite_reference(double out, double reference) {
+  const bool same = std::isnan(reference) ? std::isnan(out) : out == reference;
+  if (same) return Outcome::pass;
+  return std::isfinite(out) ? Outcome::wrong : Outcome::non_finite;
+}
+
+/// Exact mode: bit equality with the reference rounded once to the output type (−0 equals +0).
+Outcome judge_exact(double out, double reference, Precision output, bool poisoned_with_nan) {
+  if (!std::isfinite(reference)) return judge_non_finite_reference(out, reference);
+  if (out == round_to(output, reference)) return Outcome::pass;  // an overflow to ±Inf included
+  if (std::isnan(out)) return judge_non_finite_output(out, poisoned_with_nan);
+  return std::isinf(out) ? Outcome::non_finite : Outcome::wrong;
+}
+
+/// Bounded mode: |out − ref| ≤ bound. An infinite output passes only where a value within the bound of the
+/// reference overflows to that infinity in the output type.
+Outcome judge_bounded(double out, double reference, double bound, Precision output, bool poisoned_with_nan) {
+  if (!std::isfinite(reference)) return judge_non_finite_reference(out, reference);
+  if (std::isnan(out)) return judge_non_finite_output(out, poisoned_with_nan);
+  if (std::isinf(out)) {
+    return round_to(output, reference + std::copysign(bound, out)) == out ? Outcome::pass
+                                                                          : Outcome::non_finite;
+  }
+  return std::fabs(out - reference) <= bound ? Outcome::pass : Outcome::wrong;
+}
+
+// ---- collecting a verdict -----------------------------------------------------------------------------
+
+/// Accumulates outcomes into a Verdict: counts, the first examples in row-major order, the failure mask.
+class VerdictBuilder {
+ public:
+  VerdictBuilder(int64_t rows, int64_t cols) : rows_(rows), cols_(cols) {}
+
+  /// One judged element (col = −1: a row projection, which fails no element of the mask).
+  void add(Outcome outcome, const ElementError& error) {
+    ++verdict_.checked;
+    if (outcome == Outcome::pass) return;
+    if (outcome == Outcome::wrong) ++verdict_.wrong;
+    if (outcome == Outcome::non_finite) ++verdict_.non_finite;
+    if (outcome == Outcome::unwritten) ++verdict_.unwritten;
+    keep_example(error);
+    if (error.col >= 0) {
+      if (mask_.empty()) mask_.assign(static_cast<size_t>(rows_ * cols_), false);
+      mask_[static_cast<size_t>(error.row * cols_ + error.col)] = true;
+    }
+  }
+
+  void add_ratio(double ratio) { verdict_.worst_ratio = std::max(verdict_.worst_ratio, ratio); }
+
+  Verdict finish() {
+    verdict_.pass = verdict_.wrong == 0 && verdict_.non_finite == 0 && verdict_.unwritten == 0;
+    if (!verdict_.pass) {
+      if (mask_.empty()) mask_.assign(static_cast<size_t>(rows_ * cols_), false);
+      verdict_.failed_mask = std::move(mask_);
+    }
+    return std::move(verdict_);
+  }
+
+ private:
+  void keep_example(const ElementError& error) {
+    auto& examples = verdict_.examples;
+    auto before = [](const ElementError& x, const ElementError& y) {
+      return std::pair(x.row, x.col) < std::pair(y.row, y.col);
+    };
+    if (examples.size() == kMaxExamples && !before(error, examples.back())) return;
+    examples.insert(std::upper_bound(examples.begin(), examples.end(), error, before), error);
+    if (examples.size() > kMaxExamples) examples.pop_back();
+  }
+
+  int64_t rows_, cols_;
+  Verdict verdict_;
+  std::vector<bool> mask_;
+};
+
+// ---- projected check helpers --------------------------------------------------------------------------
+
+/// One element of alpha·A·B + beta·C in double with a compensated (Neumaier) sum, and its magnitude.
+struct ExactElement {
+  double value = 0, magnitude = 0;
+};
+
+ExactElement exact_element(const GemmOperands& operands, int64_t row, int64_t col) {
+  double sum = 0, compensation = 0, magnitude = 0;
+  for (int64_t p = 0; p < operands.a->cols(); ++p) {
+    const double product = operands.a->get(row, p) * operands.b->get(p, col);  // exact in double
+    const double next = sum + product;
+    compensation += std::fabs(sum) >= std::fabs(product) ? (sum - next) + product : (product - next) + sum;
+    sum = next;
+    magnitude += std::fabs(product);
+  }
+  ExactElement element{operands.alpha * (sum + compensation), std::fabs(operands.alpha) * magnitude};
+  if (operands.beta != 0) {
+    const double c = operands.c_in->get(row, col);
+    element.value += operands.beta * c;
+    element.magnitude += std::fabs(operands.beta) * std::fabs(c);
+  }
+  return element;
+}
+
+/// Lines on both sides of every tile boundary below `extent`, and the last line.
+std::vector<int64_t> boundary_lines(int64_t extent, int64_t tile) {
+  std::vector<int64_t> lines;
+  if (tile > 0) {
+    for (int64_t edge = tile; edge < extent; edge += tile) {
+      lines.push_back(edge - 1);
+      lines.push_back(edge);
+    }
+  }
+  lines.push_back(extent - 1);
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  return lines;
+}
+
+/// Elements to recompute exactly, as row-major keys row·n + col, sorted. The structured ones (every element
+/// of the boundary rows and columns, the last row and column among them) come first, thinned evenly along
+/// those lines to three quarters of the budget when they exceed it; random elements fill the rest.
+std::vector<int64_t> choose_samples(int64_t m, int64_t n, int64_t samples, int64_t tile_rows,
+                                    int64_t tile_cols, uint64_t seed) {
+  std::vector<int64_t> keys;
+  if (samples <= 0) return keys;
+  if (samples >= m * n) {
+    keys.resize(static_cast<size_t>(m * n));
+    for (size_t key = 0; key < keys.size(); ++key) keys[key] = static_cast<int64_t>(key);
+    return keys;
+  }
+  const std::vector<int64_t> rows = boundary_lines(m, tile_rows);
+  const std::vector<int64_t> cols = boundary_lines(n, tile_cols);
+  std::vector<int64_t> other_rows;  // rows not already covered whole, for the column lines
+  for (int64_t row = 0, next = 0; row < m; ++row) {
+    if (next < static_cast<int64_t>(rows.size()) && rows[next] == row) {
+      ++next;
+    } else {
+      other_rows.push_back(row);
+    }
+  }
+  const int64_t in_rows = static_cast<int64_t>(rows.size()) * n;
+  const int64_t structured = in_rows + static_cast<int64_t>(cols.size() * other_rows.size());
+  auto structured_key = [&](int64_t index) {
+    if (index < in_rows) return rows[index / n] * n + index % n;
+    const int64_t rest = index - in_rows;
+    const int64_t height = static_cast<int64_t>(other_rows.size());
+    return other_rows[rest % height] * n + cols[rest / height];
+  };
+
+  std::unordered_set<int64_t> chosen;
+  const int64_t structured_budget = structured <= samples ? structured : samples - samples / 4;
+  for (int64_t pick = 0; pick < structured_budget; ++pick) {
+    chosen.insert(structured_key(pick * structured / structured_budget));
+  }
+  chosen.insert((m - 1) * n + (n - 1));  // the last element, always
+
+  std::mt19937_64 engine(seed ^ kSampleStream);
+  boost::random::uniform_int_distribution<int64_t> any_element(0, m * n - 1);
+  const int64_t target = std::max<int64_t>(samples, static_cast<int64_t>(chosen.size()));
+  for (int64_t attempt = 0; static_cast<int64_t>(chosen.size()) < target && attempt < 20 * samples;
+       ++attempt) {
+    chosen.insert(any_element(engine));
+  }
+  keys.assign(chosen.begin(), chosen.end());
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+bool all_finite(const HostMatrix& matrix) {
+  for (int64_t row = 0; row < matrix.rows(); ++row) {
+    for (int64_t col = 0; col < matrix.cols(); ++col) {
+      if (!std::isfinite(matrix.get(row, col))) return false;
+    }
+  }
+  return true;
+}
+
+/// Rows per block when streaming a matrix with `width` columns through Eigen (about 32 MiB of doubles).
+int64_t block_rows(int64_t width) {
+  return std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(1, width));
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
+}  // namespace
+
+// ---- public API ---------------------------------------------------------------------------------------
+
+Reference compute_reference(const GemmOperands& operands) {
+  validate(operands);
+  const Eigen::MatrixXd a = to_eigen(*operands.a);
+  const Eigen::MatrixXd b = to_eigen(*operands.b);
+  Reference reference;
+  reference.value.noalias() = operands.alpha * (a * b);
+  reference.magnitude.noalias() = std::fabs(operands.alpha) * (a.cwiseAbs() * b.cwiseAbs());
+  if (operands.beta != 0) {  // beta == 0: C is not read at all (it holds NaN then)
+    const Eigen::MatrixXd c = to_eigen(*operands.c_in);
+    reference.value += operands.beta * c;
+    reference.magnitude += std::fabs(operands.beta) * c.cwiseAbs();
+  }
+  return reference;
+}
+
+double error_bound(const ArithmeticModel& model, double reference, double magnitude) {
+  const double accumulation = 2.0 * static_cast<double>(model.k + 2) * unit_roundoff(model.accumulator);
+  return accumulation * magnitude + unit_roundoff(model.output) * std::fabs(reference) +
+         smallest_normal(model.output);
+}
+
+std::string Verdict::summary() const {
+  std::string line;
+  if (pass) {
+    line = "pass: " + std::to_string(checked) + " checked";
+  } else {
+    line = "FAIL: wrong " + std::to_string(wrong) + ", non_finite " + std::to_string(non_finite) +
+           ", unwritten " + std::to_string(unwritten) + " of " + std::to_string(checked) + " checked";
+  }
+  line += " (worst " + number(worst_ratio) + "× bound)";
+  const size_t shown = std::min<size_t>(examples.size(), 3);
+  for (size_t index = 0; index < shown; ++index) {
+    const ElementError& error = examples[index];
+    line += index == 0 ? ": " : "; ";
+    if (error.col < 0) {
+      line += "row " + std::to_string(error.row) + " projected " + number(error.value) + " vs " +
+              number(error.expected) + " (tolerance " + number(error.bound) + ")";
+    } else {
+      line += "at (" + std::to_string(error.row) + ", " + std::to_string(error.col) + ") " +
+              number(error.value) + " vs " + number(error.expected) + " (bound " + number(error.bound) + ")";
+    }
+  }
+  const int64_t failures = wrong + non_finite + unwritten;
+  if (failures > static_cast<int64_t>(shown)) line += "; ...";
+  return line;
+}
+
+Verdict check_full(const HostMatrix& out, const Reference& reference, const ArithmeticModel& model,
+                   bool exact, bool poisoned_with_nan) {
+  const int64_t m = out.rows(), n = out.cols();
+  require(reference.value.rows() == m && reference.value.cols() == n && reference.magnitude.rows() == m &&
+              reference.magnitude.cols() == n,
+          "output is " + shape(out) + " but the reference is " + std::to_string(reference.value.rows()) +
+              "x" + std::to_string(reference.value.cols()));
+  VerdictBuilder builder(m, n);
+  for (int64_t row = 0; row < m; ++row) {
+    for (int64_t col = 0; col < n; ++col) {
+      const double value = out.get(row, col);
+      const double expected = reference.value(row, col);
+      if (exact) {
+        const Outcome outcome = judge_exact(value, expected, model.output, poisoned_with_nan);
+        if (outcome == Outcome::wrong) builder.add_ratio(std::numeric_limits<double>::infinity());
+        builder.add(outcome, {row, col, value, round_to(model.output, expected), 0.0});
+      } else {
+        const double bound = error_bound(model, expected, reference.magnitude(row, col));
+        const Outcome outcome = judge_bounded(value, expected, bound, model.output, poisoned_with_nan);
+        if (std::isfinite(value) && std::isfinite(expected))
+          builder.add_ratio(std::fabs(value - expected) / bound);
+        builder.add(outcome, {row, col, value, expected, bound});
+      }
+    }
+  }
+  return builder.finish();
+}
+
+ProjectedCheck::ProjectedCheck(const GemmOperands& operands, const ArithmeticModel& model, int rounds,
+                               uint64_t seed)
+    : operands_(operands), model_(model), rounds_(std::max(rounds, 0)) {
+  validate(operands);
+  const int64_t m = operands.a->rows(), k = operands.a->cols(), n = operands.b->cols();
+  const bool with_c = operands.beta != 0;
+  finite_operands_ = std::isfinite(operands.alpha) && std::isfinite(operands.beta) && all_finite(*operands.a) &&
+                     all_finite(*operands.b) && (!with_c || all_finite(*operands.c_in));
+  if (rounds_ == 0) return;
+  std::mt19937_64 engine(seed);
+  boost::random::normal_distribution<double> gaussian(0.0, 1.0);
+  r_.resize(n, rounds_);  // (n, rounds)
+  for (int64_t col = 0; col < n; ++col) {
+    for (int round = 0; round < rounds_; ++round) r_(col, round) = gaussian(engine);
+  }
+  r_abs_ = r_.cwiseAbs();
+  r_abs_sum_ = r_abs_.colwise().sum();
+
+  Eigen::MatrixXd br(k, rounds_), br_abs(k, rounds_);  // B·r and |B||r|: (k, rounds)
+  for (int64_t begin = 0; begin < k; begin += block_rows(n)) {
+    const int64_t count = std::min(block_rows(n), k - begin);
+    const Eigen::MatrixXd block = to_eigen(*operands.b, begin, count);
+    br.middleRows(begin, count).noalias() = block * r_;
+    br_abs.middleRows(begin, count).noalias() = block.cwiseAbs() * r_abs_;
+  }
+  // alpha·A(B·r) + beta·C·r and its magnitude, per row and round: (m, rounds)
+  expected_.setZero(m, rounds_);
+  magnitude_.setZero(m, rounds_);
+  const int64_t step = block_rows(std::max(k, n));
+  const double alpha_abs = std::fabs(operands.alpha), beta_abs = std::fabs(operands.beta);
+  for (int64_t begin = 0; begin < m; begin += step) {
+    const int64_t count = std::min(step, m - begin);
+    const Eigen::MatrixXd a = to_eigen(*operands.a, begin, count);
+    expected_.middleRows(begin, count).noalias() = operands.alpha * (a * br);
+    magnitude_.middleRows(begin, count).noalias() = alpha_abs * (a.cwiseAbs() * br_abs);
+    if (with_c) {
+      const Eigen::MatrixXd c = to_eigen(*operands.c_in, begin, count);
+      expected_.middleRows(begin, count).noalias() += operands.beta * (c * r_);
+      magnitude_.middleRows(begin, count).noalias() += beta_abs * (c.cwiseAbs() * r_abs_);
+    }
+  }
+}
+
+Verdict ProjectedCheck::check(const HostMatrix& out, int64_t samples, int64_t tile_rows, int64_t tile_cols,
+                              uint64_t seed) const {
+  const GemmOperands& operands = operands_;
+  const ArithmeticModel& model = model_;
+  const int64_t m = operands.a->rows(), k = operands.a->cols(), n = operands.b->cols();
+  require(out.rows() == m && out.cols() == n,
+          "output is " + shape(out) + " but A·B is " + std::to_string(m) + "x" + std::to_string(n));
+  VerdictBuilder builder(m, n);
+
+  // 1. Non-finite outputs, judged one by one; their rows cannot be projected. With finite operands the
+  //    reference is finite, so only a few (the examples) are recomputed; otherwise every one is.
+  std::vector<bool> row_finite(static_cast<size_t>(m), true);
+  int64_t non_finite_seen = 0;
+  for (int64_t row = 0; row < m; ++row) {
+    for (int64_t col = 0; col < n; ++col) {
+      const double value = out.get(row, col);
+      if (std::isfinite(value)) continue;
+      row_finite[static_cast<size_t>(row)] = false;
+      double expected = 0;  // finite for sure when the operands are
+      if (!finite_operands_ || non_finite_seen < static_cast<int64_t>(kMaxExamples)) {
+        expected = exact_element(operands, row, col).value;
+      }
+      ++non_finite_seen;
+      builder.add(finite_operands_ ? judge_non_finite_output(value, false)
+                                   : judge_non_finite_reference(value, expected),
+                  {row, col, value, expected, 0.0});
+    }
+  }
+
+  // 2. Sampled elements, recomputed exactly and judged against the element bound.
+  for (int64_t key : choose_samples(m, n, samples, tile_rows, tile_cols, seed)) {
+    const int64_t row = key / n, col = key % n;
+    const double value = out.get(row, col);
+    if (!std::isfinite(value)) continue;  // judged above
+    const ExactElement element = exact_element(operands, row, col);
+    const double bound = error_bound(model, element.value, element.magnitude);
+    if (std::isfinite(element.value)) builder.add_ratio(std::fabs(value - element.value) / bound);
+    builder.add(judge_bounded(value, element.value, bound, model.output, false),
+                {row, col, value, element.value, bound});
+  }
+
+  if (rounds_ == 0) return builder.finish();
+
+  // 3. Projections: out·r against the cached alpha·A(B·r) + beta·C·r, streaming row blocks of the output.
+  //    Tolerance per row: the element bound summed with weights |r_j|, written with |out| in place of
+  //    |ref| (hence the factor 1 + 2·u_out), plus the error of the double arithmetic itself.
+  const double u_out = unit_roundoff(model.output);
+  const double accumulation = 2.0 * static_cast<double>(model.k + 2) * unit_roundoff(model.accumulator);
+  const double arithmetic = 4.0 * static_cast<double>(k + n + 4) * 0x1p-53;  // double rounding of the sums
+  const int64_t step = block_rows(n);
+  for (int64_t begin = 0; begin < m; begin += step) {
+    const int64_t count = std::min(step, m - begin);
+    const Eigen::MatrixXd o = to_eigen(out, begin, count);
+    const Eigen::MatrixXd got = o * r_;
+    const Eigen::MatrixXd got_abs = o.cwiseAbs() * r_abs_;
+    for (int64_t local = 0; local < count; ++local) {
+      const int64_t row = begin + local;
+      if (!row_finite[static_cast<size_t>(row)]) continue;
+      for (int round = 0; round < rounds_; ++round) {
+        const double expected = expected_(row, round);
+        const double magnitude = magnitude_(row, round);
+        const double tolerance =
+            (1.0 + 2.0 * u_out) * (accumulation * magnitude + u_out * got_abs(local, round) +
+                                   smallest_normal(model.output) * r_abs_sum_(round)) +
+            arithmetic * (magnitude + got_abs(local, round));
+        if (!std::isfinite(expected) || !std::isfinite(tolerance)) continue;  // nothing to compare against
+        const double difference = std::fabs(got(local, round) - expected);
+        builder.add_ratio(difference / tolerance);
+        builder.add(difference <= tolerance ? Outcome::pass : Outcome::wrong,
+                    {row, -1, got(local, round), expected, tolerance});
+      }
+    }
+  }
+  return builder.finish();
+}
+
+Verdict check_projected(const HostMatrix& out, const GemmOperands& operands, const ArithmeticModel& model,
+                        int rounds, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed) {
+  return ProjectedCheck(operands, model, rounds, seed).check(out, samples, tile_rows, tile_cols, seed);
+}
+
+}  // namespace tunefuzz::fuzz

@@ -1,0 +1,27 @@
+// Kernel arguments of the GEMM templates, one struct passed by value, shared by the kernels and the host
+// launcher so both sides agree on its layout. All matrices are row-major with leading dimensions in elements:
+// C (m×n, ldc) = alpha · A (m×k, lda) · B (k×n, ldb) + beta · C. With beta == 0, C is written, never read.
+#ifndef TUNEFUZZ_GEMM_PARAMS_H
+#define TUNEFUZZ_GEMM_PARAMS_H
+
+#include "tunefuzz_rtc.h"
+
+struct TfGemmParams {
+  const void* a;
+  const void* b;
+  void* c;
+  tf_i64 m, n, k;
+  tf_i64 lda, ldb, ldc;
+  float alpha, beta;
+};
+
+// Arguments of the padding copy that stages a misaligned operand into an aligned scratch buffer:
+// dst (dst_rows × dst_cols, ld dst_cols) = src (rows × cols, ld src_ld), zero outside src.
+struct TfPackParams {
+  const void* src;
+  void* dst;
+  tf_i64 rows, cols, src_ld;
+  tf_i64 dst_rows, dst_cols;
+};
+
+#endif  // TUNEFUZZ_GEMM_PARAMS_H

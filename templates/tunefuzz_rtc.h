@@ -1,0 +1,38 @@
+// Portability header for kernel templates: the same source compiles under NVRTC, hiprtc, nvcc and a plain
+// host C++ compiler (for the parts shared with host code, such as the tile mapping and kernel parameters).
+// It provides fixed-width integers without <cstdint> (unavailable under the runtime compilers) and the
+// TF_HOST_DEVICE qualifier.
+#ifndef TUNEFUZZ_RTC_H
+#define TUNEFUZZ_RTC_H
+
+#if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
+typedef signed char tf_i8;
+typedef int tf_i32;
+typedef unsigned int tf_u32;
+typedef long long tf_i64;
+typedef unsigned long long tf_u64;
+typedef unsigned short tf_u16;
+#else
+#include <cstdint>
+typedef int8_t tf_i8;
+typedef int32_t tf_i32;
+typedef uint32_t tf_u32;
+typedef int64_t tf_i64;
+typedef uint64_t tf_u64;
+typedef uint16_t tf_u16;
+#endif
+
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
+#define TF_HOST_DEVICE __host__ __device__
+#define TF_DEVICE_CODE 1
+#else
+#define TF_HOST_DEVICE
+#define TF_DEVICE_CODE 0
+#endif
+
+// Element type codes a template receives in TF_INPUT / TF_OUTPUT (tunefuzz::template_code on the host).
+#define TF_TYPE_FP16 0
+#define TF_TYPE_BF16 1
+#define TF_TYPE_FP32 2
+
+#endif  // TUNEFUZZ_RTC_H

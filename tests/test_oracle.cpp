@@ -1,0 +1,888 @@
+// Tests of the fuzz library's arithmetic (fuzz/case, fuzz/matrix, fuzz/oracle), stated as laws: rounding
+// is to nearest-even straight from double; a record materialises the same bytes everywhere; a kernel that
+// accumulates correctly in fp32 passes the oracle, and one element just outside its bound fails it. The
+// "kernel" here is a host simulation of fp32 accumulation; every case prints its record and seed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <boost/random/normal_distribution.hpp>
+
+#include "fuzz/case.hpp"
+#include "fuzz/matrix.hpp"
+#include "fuzz/oracle.hpp"
+#include "tuner/common/error.hpp"
+
+namespace tunefuzz::fuzz {
+namespace {
+
+const double nan = std::numeric_limits<double>::quiet_NaN();
+const double inf = std::numeric_limits<double>::infinity();
+
+// ---- helpers ------------------------------------------------------------------------------------------
+
+/// Spacing of `type` at |x| (subnormals share the spacing of the smallest normal binade).
+double ulp_at(Precision type, double x) {
+  const int precision = type == Precision::fp16 ? 11 : type == Precision::bf16 ? 8 : 24;
+  const int min_exponent = type == Precision::fp16 ? -14 : -126;
+  const int exponent = x == 0 ? min_exponent : std::max(std::ilogb(x), min_exponent);
+  return std::ldexp(1.0, exponent - precision + 1);
+}
+
+/// The next value of `type` after the representable x, away from zero (x = 0 goes up).
+double next_away(Precision type, double x) {
+  return x + std::copysign(ulp_at(type, x), x);
+}
+
+/// The largest value of `type` that is ≤ y, for y > 0.
+double largest_at_most(Precision type, double y) {
+  double r = round_to(type, y);
+  if (r > y) {
+    double step = ulp_at(type, r);
+    if (round_to(type, r - step / 2) == r - step / 2) step /= 2;  // r is a power of two: finer spacing below
+    r -= step;
+  }
+  return r;
+}
+
+/// The smallest value of `type` that is > y, for y > 0.
+double smallest_above(Precision type, double y) {
+  const double r = round_to(type, y);
+  return r > y ? r : next_away(type, r);
+}
+
+CaseRecord record_of(int64_t m, int64_t n, int64_t k, Distribution distribution, uint64_t seed,
+                     double alpha = 1, double beta = 0) {
+  CaseRecord record;
+  record.m = m;
+  record.n = n;
+  record.k = k;
+  record.alpha = alpha;
+  record.beta = beta;
+  record.distribution = distribution;
+  record.seed = seed;
+  return record;
+}
+
+/// A host "kernel": each output is a sum over k, in order, of the products of the input values, in the
+/// accumulator type (fp32: float arithmetic; fp16/bf16: rounded after every addition), then
+/// alpha·acc + beta·c in float, rounded once to the output type. The output is pre-filled with NaN.
+HostMatrix simulate_kernel(const CaseOperands& operands, const CaseRecord& record, Precision output,
+                           Precision accumulator = Precision::fp32) {
+  const int64_t m = record.m, n = record.n, k = record.k;
+  std::vector<float> a(static_cast<size_t>(m * k)), b_transposed(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p = 0; p < k; ++p) a[i * k + p] = static_cast<float>(operands.a.get(i, p));
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    for (int64_t j = 0; j < n; ++j) b_transposed[j * k + p] = static_cast<float>(operands.b.get(p, j));
+  }
+  const float alpha = static_cast<float>(record.alpha), beta = static_cast<float>(record.beta);
+  HostMatrix out(output, m, n, record.ldc());
+  out.fill(nan);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float* row = &a[i * k];
+      const float* col = &b_transposed[j * k];
+      float acc = 0;
+      if (accumulator == Precision::fp32) {
+        for (int64_t p = 0; p < k; ++p) acc += row[p] * col[p];
+      } else {
+        for (int64_t p = 0; p < k; ++p) {
+          acc = static_cast<float>(round_to(accumulator, static_cast<double>(acc) + row[p] * col[p]));
+        }
+      }
+      float result = alpha * acc;
+      if (record.beta != 0) result += beta * static_cast<float>(operands.c.get(i, j));
+      out.set(i, j, result);
+    }
+  }
+  return out;
+}
+
+GemmOperands gemm_of(const CaseOperands& operands, const CaseRecord& record) {
+  return {&operands.a, &operands.b, &operands.c, record.alpha, record.beta};
+}
+
+ArithmeticModel model_of(const CaseRecord& record, Precision output) {
+  return {Precision::fp32, output, record.k};
+}
+
+int64_t count_marked(const Verdict& verdict) {
+  return std::count(verdict.failed_mask.begin(), verdict.failed_mask.end(), true);
+}
+
+std::string describe(const CaseRecord& record, Precision input, Precision output) {
+  return to_string(record) + " input=" + to_string(input) + " output=" + to_string(output);
+}
+
+// ---- case records -------------------------------------------------------------------------------------
+
+TEST(CaseRecord, PrintsTheDocumentedLine) {
+  CaseRecord record = record_of(17, 8, 4099, Distribution::small_int, 42);
+  record.ldb_pad = 8;
+  EXPECT_EQ(to_string(record),
+            "m=17 n=8 k=4099 lda_pad=0 ldb_pad=8 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=42");
+}
+
+TEST(CaseRecord, DoublesPrintInShortestRoundTripForm) {
+  const double values[] = {0.1, -1.25, 1.0 / 3.0, 1e-300, 0x1.fffffffffffffp1023};
+  for (double value : values) {
+    CaseRecord record;
+    record.alpha = value;
+    const std::string line = to_string(record);
+    const size_t start = line.find("alpha=") + 6;
+    const std::string text = line.substr(start, line.find(' ', start) - start);
+    double parsed = 0;
+    std::from_chars(text.data(), text.data() + text.size(), parsed);
+    EXPECT_EQ(parsed, value) << line;
+  }
+  CaseRecord record;
+  record.alpha = 0.1;
+  EXPECT_NE(to_string(record).find("alpha=0.1 "), std::string::npos) << to_string(record);
+}
+
+TEST(Distribution, NamesRoundTripAndOnlyNormalIsInexact) {
+  for (Distribution distribution :
+       {Distribution::small_int, Distribution::ones, Distribution::sequential, Distribution::normal}) {
+    Distribution parsed = Distribution::ones;
+    ASSERT_TRUE(parse_distribution(to_string(distribution), parsed)) << to_string(distribution);
+    EXPECT_EQ(parsed, distribution);
+    EXPECT_EQ(is_exact(distribution), distribution != Distribution::normal) << to_string(distribution);
+  }
+  EXPECT_STREQ(to_string(Distribution::small_int), "small_int");
+  Distribution untouched = Distribution::ones;
+  EXPECT_FALSE(parse_distribution("gaussian", untouched));
+  EXPECT_FALSE(parse_distribution("", untouched));
+  EXPECT_EQ(untouched, Distribution::ones);
+}
+
+// ---- rounding -----------------------------------------------------------------------------------------
+
+TEST(RoundTo, RepresentativeValues) {
+  EXPECT_EQ(round_to(Precision::fp32, 0.1), static_cast<double>(0.1f));
+  EXPECT_EQ(round_to(Precision::fp16, 1.0), 1.0);
+  EXPECT_EQ(round_to(Precision::fp16, -2.5), -2.5);
+  EXPECT_EQ(round_to(Precision::fp16, 0.1), 0x1.998p-4);  // 0.0999755859375
+  EXPECT_EQ(round_to(Precision::bf16, 0.1), 0x1.9ap-4);   // 0.10009765625
+  EXPECT_EQ(round_to(Precision::bf16, 3.14159265), 3.140625);
+  EXPECT_EQ(round_to(Precision::fp16, 2049.0), 2048.0);            // tie, 2048 is even
+  EXPECT_EQ(round_to(Precision::fp16, 0x1p-24), 0x1p-24);          // smallest fp16 subnormal
+  EXPECT_EQ(round_to(Precision::fp16, 0x1.8p-20), 0x1.8p-20);      // subnormal with two bits
+  EXPECT_EQ(round_to(Precision::bf16, 0x1p-133), 0x1p-133);        // smallest bf16 subnormal
+  EXPECT_TRUE(std::signbit(round_to(Precision::fp16, -0x1p-30)));  // underflows to −0
+  EXPECT_EQ(round_to(Precision::fp16, -0x1p-30), 0.0);
+}
+
+TEST(RoundTo, AgreesWithEigenOnEveryFloat) {
+  // For values exact in float there is one rounding only, so Eigen's float→half/bfloat16 is a reference.
+  const uint64_t seed = 7;
+  std::mt19937_64 engine(seed);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int trial = 0; trial < 200000; ++trial) {
+    uint32_t pattern = bits(engine);
+    if (trial % 2 == 0) pattern = (pattern & 0x807fffffu) | ((110u + pattern % 36u) << 23);  // near 1
+    float value;
+    std::memcpy(&value, &pattern, sizeof(value));
+    if (!std::isfinite(value)) continue;
+    const double half = static_cast<float>(Eigen::half(value));
+    const double bfloat = static_cast<float>(Eigen::bfloat16(value));
+    ASSERT_EQ(round_to(Precision::fp16, value), half) << "seed " << seed << " float bits " << pattern;
+    ASSERT_EQ(round_to(Precision::bf16, value), bfloat) << "seed " << seed << " float bits " << pattern;
+    ASSERT_EQ(round_to(Precision::fp32, value), static_cast<double>(value));
+  }
+}
+
+TEST(RoundTo, TiesGoToEven) {
+  // bf16 spacing at 1 is 2^-7; fp16 spacing at 1 is 2^-10.
+  EXPECT_EQ(round_to(Precision::bf16, 1 + 0x1p-8), 1.0);             // tie, even below
+  EXPECT_EQ(round_to(Precision::bf16, 1 + 3 * 0x1p-8), 1 + 0x1p-6);  // tie, even above
+  EXPECT_EQ(round_to(Precision::bf16, -(1 + 3 * 0x1p-8)), -(1 + 0x1p-6));
+  EXPECT_EQ(round_to(Precision::fp16, 1 + 0x1p-11), 1.0);
+  EXPECT_EQ(round_to(Precision::fp16, 1 + 3 * 0x1p-11), 1 + 0x1p-9);
+  EXPECT_EQ(round_to(Precision::fp16, -(1 + 0x1p-11)), -1.0);
+  // Subnormal ties: fp16 spacing 2^-24, bf16 spacing 2^-133.
+  EXPECT_EQ(round_to(Precision::fp16, 0x1p-25), 0.0);
+  EXPECT_EQ(round_to(Precision::fp16, 3 * 0x1p-25), 0x1p-23);
+  EXPECT_EQ(round_to(Precision::bf16, 3 * 0x1p-134), 0x1p-132);
+  // fp32 ties.
+  EXPECT_EQ(round_to(Precision::fp32, 1 + 0x1p-24), 1.0);
+  EXPECT_EQ(round_to(Precision::fp32, 1 + 3 * 0x1p-24), 1 + 0x1p-22);
+}
+
+TEST(RoundTo, JustAboveATieRoundsUpWithoutDoubleRounding) {
+  // double → float would land exactly on the tie and then round down to even: direct rounding must not.
+  EXPECT_EQ(static_cast<double>(static_cast<float>(1 + 0x1p-8 + 0x1p-40)), 1 + 0x1p-8);  // the trap exists
+  EXPECT_EQ(round_to(Precision::bf16, 1 + 0x1p-8 + 0x1p-40), 1 + 0x1p-7);
+  EXPECT_EQ(round_to(Precision::bf16, -(1 + 0x1p-8 + 0x1p-40)), -(1 + 0x1p-7));
+  EXPECT_EQ(round_to(Precision::bf16, 1 + 3 * 0x1p-8 - 0x1p-40), 1 + 0x1p-7);
+  EXPECT_EQ(round_to(Precision::fp16, 1 + 0x1p-11 + 0x1p-50), 1 + 0x1p-10);
+  EXPECT_EQ(round_to(Precision::fp16, 0x1p-25 + 0x1p-70), 0x1p-24);
+  EXPECT_EQ(round_to(Precision::fp32, 1 + 0x1p-24 + 0x1p-52), 1 + 0x1p-23);
+}
+
+TEST(RoundTo, NonFiniteValuesPassThrough) {
+  for (Precision type : {Precision::fp16, Precision::bf16, Precision::fp32}) {
+    EXPECT_TRUE(std::isnan(round_to(type, nan))) << to_string(type);
+    EXPECT_EQ(round_to(type, inf), inf) << to_string(type);
+    EXPECT_EQ(round_to(type, -inf), -inf) << to_string(type);
+    HostMatrix matrix(type, 1, 3, 3);
+    matrix.set(0, 0, nan);
+    matrix.set(0, 1, -inf);
+    matrix.set(0, 2, -0.0);
+    EXPECT_TRUE(std::isnan(matrix.get(0, 0))) << to_string(type);
+    EXPECT_EQ(matrix.get(0, 1), -inf) << to_string(type);
+    EXPECT_TRUE(std::signbit(matrix.get(0, 2))) << to_string(type);
+  }
+}
+
+TEST(RoundTo, OverflowsToInfinityBeyondTheLargestFinite) {
+  EXPECT_EQ(round_to(Precision::fp16, 65504.0), 65504.0);
+  EXPECT_EQ(round_to(Precision::fp16, 65519.99), 65504.0);
+  EXPECT_EQ(round_to(Precision::fp16, 65520.0), inf);  // the tie with 65536 goes to infinity
+  EXPECT_EQ(round_to(Precision::fp16, -1e6), -inf);
+  EXPECT_EQ(round_to(Precision::bf16, 0x1.fep127), 0x1.fep127);
+  EXPECT_EQ(round_to(Precision::bf16, 0x1.fefp127), 0x1.fep127);
+  EXPECT_EQ(round_to(Precision::bf16, 0x1.ffp127), inf);
+  const double float_max = std::numeric_limits<float>::max();
+  EXPECT_EQ(round_to(Precision::fp32, float_max), float_max);
+  EXPECT_EQ(round_to(Precision::fp32, float_max + 0x1p103), inf);  // half an ulp above: a tie
+  EXPECT_EQ(round_to(Precision::fp32, -1e300), -inf);
+  HostMatrix matrix(Precision::fp16, 1, 1, 1);
+  matrix.set(0, 0, 70000.0);
+  EXPECT_EQ(matrix.get(0, 0), inf);
+}
+
+TEST(HostMatrix, StoresEveryValueOfItsTypeExactly) {
+  const uint64_t seed = 11;
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<double> normal(0, 100);
+  for (Precision type : {Precision::fp16, Precision::bf16, Precision::fp32}) {
+    HostMatrix matrix(type, 7, 5, 9);
+    EXPECT_EQ(matrix.size_bytes(), static_cast<size_t>(7 * 9 * size_of(type)));
+    for (int64_t row = 0; row < 7; ++row) {
+      for (int64_t col = 0; col < 5; ++col) {
+        EXPECT_EQ(matrix.get(row, col), 0.0);
+        const double value = normal(engine);
+        matrix.set(row, col, value);
+        EXPECT_EQ(matrix.get(row, col), round_to(type, value)) << "seed " << seed << " " << to_string(type);
+      }
+    }
+  }
+}
+
+// ---- materialisation ----------------------------------------------------------------------------------
+
+const Distribution all_distributions[] = {Distribution::small_int, Distribution::ones,
+                                          Distribution::sequential, Distribution::normal};
+
+TEST(Materialise, SameRecordSameBytes) {
+  for (Distribution distribution : all_distributions) {
+    CaseRecord record = record_of(13, 11, 29, distribution, 1234, 1, 0.5);
+    record.lda_pad = 3;
+    record.ldc_pad = 1;
+    SCOPED_TRACE(to_string(record));
+    const CaseOperands first = materialise(record, Precision::bf16, Precision::fp16);
+    const CaseOperands second = materialise(record, Precision::bf16, Precision::fp16);
+    for (auto [x, y] : {std::pair{&first.a, &second.a}, {&first.b, &second.b}, {&first.c, &second.c}}) {
+      ASSERT_EQ(x->size_bytes(), y->size_bytes());
+      EXPECT_EQ(std::memcmp(x->bytes(), y->bytes(), x->size_bytes()), 0);
+    }
+  }
+  const CaseRecord record = record_of(8, 8, 8, Distribution::normal, 1);
+  CaseRecord other = record;
+  other.seed = 2;
+  const CaseOperands first = materialise(record, Precision::fp16, Precision::fp16);
+  const CaseOperands second = materialise(other, Precision::fp16, Precision::fp16);
+  EXPECT_NE(std::memcmp(first.a.bytes(), second.a.bytes(), first.a.size_bytes()), 0) << "seeds 1 and 2";
+}
+
+TEST(Materialise, ShapesAndLeadingDimensions) {
+  CaseRecord record = record_of(5, 6, 7, Distribution::small_int, 3, 1, 1);
+  record.lda_pad = 1;
+  record.ldb_pad = 2;
+  record.ldc_pad = 3;
+  const CaseOperands operands = materialise(record, Precision::fp16, Precision::fp32);
+  EXPECT_EQ(operands.a.type(), Precision::fp16);
+  EXPECT_EQ(operands.b.type(), Precision::fp16);
+  EXPECT_EQ(operands.c.type(), Precision::fp32);
+  EXPECT_EQ(operands.a.rows(), 5);
+  EXPECT_EQ(operands.a.cols(), 7);
+  EXPECT_EQ(operands.a.ld(), 8);
+  EXPECT_EQ(operands.b.rows(), 7);
+  EXPECT_EQ(operands.b.cols(), 6);
+  EXPECT_EQ(operands.b.ld(), 8);
+  EXPECT_EQ(operands.c.rows(), 5);
+  EXPECT_EQ(operands.c.cols(), 6);
+  EXPECT_EQ(operands.c.ld(), 9);
+  EXPECT_EQ(operands.a.size_bytes(), 5u * 8u * 2u);
+  EXPECT_EQ(operands.c.size_bytes(), 5u * 9u * 4u);
+}
+
+TEST(Materialise, PaddingIsNaNAndValuesAreFinite) {
+  for (Distribution distribution : all_distributions) {
+    CaseRecord record = record_of(9, 10, 11, distribution, 99, 1, -1);
+    record.lda_pad = 5;
+    record.ldb_pad = 1;
+    record.ldc_pad = 2;
+    SCOPED_TRACE(to_string(record));
+    const CaseOperands operands = materialise(record, Precision::bf16, Precision::bf16);
+    for (const HostMatrix* matrix : {&operands.a, &operands.b, &operands.c}) {
+      for (int64_t row = 0; row < matrix->rows(); ++row) {
+        for (int64_t col = 0; col < matrix->ld(); ++col) {
+          if (col < matrix->cols()) {
+            EXPECT_TRUE(std::isfinite(matrix->get(row, col))) << row << ", " << col;
+          } else {
+            EXPECT_TRUE(std::isnan(matrix->get(row, col))) << "padding " << row << ", " << col;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Materialise, BetaZeroLeavesCAllNaN) {
+  CaseRecord record = record_of(6, 7, 8, Distribution::normal, 5);
+  record.ldc_pad = 2;
+  const CaseOperands operands = materialise(record, Precision::fp16, Precision::fp32);
+  for (int64_t row = 0; row < 6; ++row) {
+    for (int64_t col = 0; col < operands.c.ld(); ++col) EXPECT_TRUE(std::isnan(operands.c.get(row, col)));
+  }
+}
+
+TEST(Materialise, DistributionsGiveThePromisedValues) {
+  const uint64_t seed = 2024;
+  const int64_t m = 40, n = 30, k = 50;
+  {
+    const CaseRecord record = record_of(m, n, k, Distribution::small_int, seed, 1, 1);
+    SCOPED_TRACE(to_string(record));
+    const CaseOperands operands = materialise(record, Precision::fp16, Precision::bf16);
+    for (const HostMatrix* matrix : {&operands.a, &operands.b, &operands.c}) {
+      std::set<double> seen;
+      for (int64_t row = 0; row < matrix->rows(); ++row) {
+        for (int64_t col = 0; col < matrix->cols(); ++col) seen.insert(matrix->get(row, col));
+      }
+      EXPECT_EQ(seen, (std::set<double>{-2, -1, 0, 1, 2}));
+    }
+  }
+  {
+    const CaseRecord record = record_of(m, n, k, Distribution::ones, seed, 1, 1);
+    const CaseOperands operands = materialise(record, Precision::bf16, Precision::fp32);
+    for (const HostMatrix* matrix : {&operands.a, &operands.b, &operands.c}) {
+      for (int64_t row = 0; row < matrix->rows(); ++row) {
+        for (int64_t col = 0; col < matrix->cols(); ++col) ASSERT_EQ(matrix->get(row, col), 1.0);
+      }
+    }
+  }
+  {
+    const CaseRecord record = record_of(m, n, k, Distribution::sequential, seed, 1, 1);
+    const CaseOperands operands = materialise(record, Precision::bf16, Precision::fp16);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t p = 0; p < k; ++p) ASSERT_EQ(operands.a.get(i, p), double(i % 7) - 3) << i << ", " << p;
+    }
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(operands.b.get(p, j), double(j % 5) - 2) << p << ", " << j;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(operands.c.get(i, j), double((i + j) % 3) - 1) << i << ", " << j;
+    }
+  }
+  {
+    const CaseRecord record = record_of(m, n, k, Distribution::normal, seed, 1, 1);
+    SCOPED_TRACE(to_string(record));
+    const CaseOperands operands = materialise(record, Precision::bf16, Precision::fp16);
+    for (const HostMatrix* matrix : {&operands.a, &operands.b, &operands.c}) {
+      double sum = 0, squares = 0;
+      int64_t integers = 0;
+      for (int64_t row = 0; row < matrix->rows(); ++row) {
+        for (int64_t col = 0; col < matrix->cols(); ++col) {
+          const double value = matrix->get(row, col);
+          sum += value;
+          squares += value * value;
+          integers += value == std::round(value);
+        }
+      }
+      const double count = static_cast<double>(matrix->rows() * matrix->cols());
+      EXPECT_LT(std::fabs(sum / count), 0.15);
+      EXPECT_NEAR(squares / count, 1.0, 0.15);
+      EXPECT_LT(integers, count / 4);
+    }
+  }
+}
+
+TEST(Materialise, RejectsInvalidRecords) {
+  CaseRecord record = record_of(0, 4, 4, Distribution::ones, 0);
+  EXPECT_THROW(materialise(record, Precision::fp16, Precision::fp16), Error);
+  record.m = 4;
+  record.lda_pad = -1;
+  EXPECT_THROW(materialise(record, Precision::fp16, Precision::fp16), Error);
+}
+
+// ---- reference and bound ------------------------------------------------------------------------------
+
+TEST(Reference, MagnitudeTakesAbsoluteValuesBeforeTheProduct) {
+  HostMatrix a(Precision::fp32, 1, 2, 2), b(Precision::fp32, 2, 1, 1), c(Precision::fp32, 1, 1, 1);
+  a.set(0, 0, 1);
+  a.set(0, 1, -1);
+  b.set(0, 0, 3);
+  b.set(1, 0, 3);
+  c.set(0, 0, -4);
+  const Reference reference = compute_reference({&a, &b, &c, -2.0, 0.5});
+  EXPECT_EQ(reference.value(0, 0), -2.0);  // −2·(3 − 3) + 0.5·(−4)
+  EXPECT_EQ(reference.magnitude(0, 0), 2.0 * 6 + 0.5 * 4);
+}
+
+TEST(Reference, BetaZeroNeverReadsC) {
+  // Law (e): C is NaN when beta == 0 and the reference stays finite.
+  const CaseRecord record = record_of(23, 17, 64, Distribution::normal, 77);
+  const CaseOperands operands = materialise(record, Precision::bf16, Precision::bf16);
+  ASSERT_TRUE(std::isnan(operands.c.get(0, 0)));
+  const Reference reference = compute_reference(gemm_of(operands, record));
+  EXPECT_TRUE(reference.value.allFinite()) << to_string(record);
+  EXPECT_TRUE(reference.magnitude.allFinite()) << to_string(record);
+  const Reference without_c = compute_reference({&operands.a, &operands.b, nullptr, 1.0, 0.0});
+  EXPECT_EQ(reference.value, without_c.value);
+  // With beta != 0 the same NaN C is read, and shows.
+  EXPECT_FALSE(compute_reference({&operands.a, &operands.b, &operands.c, 1.0, 1.0}).value.allFinite());
+}
+
+TEST(ErrorBound, IsTheDocumentedFormula) {
+  const ArithmeticModel model{Precision::fp32, Precision::bf16, 1000};
+  EXPECT_EQ(error_bound(model, -3.0, 10.0), 2.0 * 1002 * 0x1p-24 * 10.0 + 0x1p-8 * 3.0 + 0x1p-126);
+  const ArithmeticModel half_model{Precision::fp32, Precision::fp16, 7};
+  EXPECT_EQ(error_bound(half_model, 0.0, 0.0), 0x1p-14);
+  const ArithmeticModel fp32_model{Precision::fp16, Precision::fp32, 1};
+  EXPECT_EQ(error_bound(fp32_model, 1.0, 2.0), 2.0 * 3 * 0x1p-11 * 2.0 + 0x1p-24 + 0x1p-126);
+}
+
+// ---- law (a): a correctly rounded fp32-accumulated product passes -------------------------------------
+
+struct Shape {
+  int64_t m, n, k;
+  Precision input, output;
+  double alpha, beta;
+  uint64_t seed;
+};
+
+const Shape bounded_shapes[] = {
+    {1, 1, 1, Precision::bf16, Precision::bf16, 1, 0, 1},
+    {17, 9, 4096, Precision::bf16, Precision::bf16, 1, 0, 2},
+    {33, 7, 4096, Precision::fp16, Precision::fp16, 1, 0, 3},
+    {8, 40, 4096, Precision::bf16, Precision::fp32, 1, 0, 4},
+    {6, 12, 4096, Precision::fp16, Precision::fp32, -0.75, 1.5, 5},
+    {64, 64, 1000, Precision::fp16, Precision::fp32, 0.5, 2, 6},
+    {5, 130, 257, Precision::bf16, Precision::fp16, -1.25, -0.75, 7},
+    {31, 31, 2048, Precision::fp16, Precision::bf16, 2, 1, 8},
+    {3, 5, 4095, Precision::bf16, Precision::bf16, 1, 0.5, 9},
+    {40, 3, 3, Precision::fp16, Precision::fp16, 1, 0, 10},
+};
+
+TEST(OracleLaw, CorrectlyRoundedFp32AccumulationPasses) {
+  for (const Shape& shape : bounded_shapes) {
+    const CaseRecord record =
+        record_of(shape.m, shape.n, shape.k, Distribution::normal, shape.seed, shape.alpha, shape.beta);
+    SCOPED_TRACE(describe(record, shape.input, shape.output));
+    const CaseOperands operands = materialise(record, shape.input, shape.output);
+    const HostMatrix out = simulate_kernel(operands, record, shape.output);
+    const Reference reference = compute_reference(gemm_of(operands, record));
+    const Verdict verdict = check_full(out, reference, model_of(record, shape.output), false, true);
+    EXPECT_TRUE(verdict.pass) << verdict.summary();
+    EXPECT_LT(verdict.worst_ratio, 1.0) << verdict.summary();
+    EXPECT_EQ(verdict.checked, shape.m * shape.n);
+    EXPECT_TRUE(verdict.failed_mask.empty());
+    EXPECT_TRUE(verdict.examples.empty());
+  }
+}
+
+TEST(OracleLaw, LowPrecisionAccumulationFailsTheFp32Bound) {
+  // The bound has teeth: summing 4096 products in bf16 is not what an fp32 accumulator may produce.
+  const CaseRecord record = record_of(8, 8, 4096, Distribution::normal, 31);
+  const CaseOperands operands = materialise(record, Precision::bf16, Precision::fp32);
+  const HostMatrix out = simulate_kernel(operands, record, Precision::fp32, Precision::bf16);
+  const Verdict verdict = check_full(out, compute_reference(gemm_of(operands, record)),
+                                     model_of(record, Precision::fp32), false, true);
+  EXPECT_FALSE(verdict.pass) << to_string(record) << ": " << verdict.summary();
+  EXPECT_GT(verdict.wrong, 0) << to_string(record);
+}
+
+// ---- law (b): one element just outside its bound fails; just inside passes ----------------------------
+
+TEST(OracleLaw, OneElementJustAboveItsBoundFails) {
+  const CaseRecord record = record_of(24, 16, 1024, Distribution::normal, 12, 1, 0.5);
+  SCOPED_TRACE(to_string(record));
+  const CaseOperands operands = materialise(record, Precision::bf16, Precision::fp32);
+  const HostMatrix correct = simulate_kernel(operands, record, Precision::fp32);
+  const Reference reference = compute_reference(gemm_of(operands, record));
+  const ArithmeticModel model = model_of(record, Precision::fp32);
+  const std::pair<int64_t, int64_t> positions[] = {{0, 0}, {5, 7}, {23, 15}, {11, 0}};
+  for (auto [row, col] : positions) {
+    for (double direction : {1.0, -1.0}) {
+      SCOPED_TRACE("element (" + std::to_string(row) + ", " + std::to_string(col) + ") direction " +
+                   std::to_string(direction));
+      const double ref = reference.value(row, col);
+      const double bound = error_bound(model, ref, reference.magnitude(row, col));
+      HostMatrix out = correct;
+      out.set(row, col, ref + direction * 1.01 * bound);
+      ASSERT_GT(std::fabs(out.get(row, col) - ref), bound);  // still outside after rounding to fp32
+      const Verdict verdict = check_full(out, reference, model, false, true);
+      EXPECT_FALSE(verdict.pass);
+      EXPECT_EQ(verdict.wrong, 1) << verdict.summary();
+      EXPECT_EQ(verdict.non_finite + verdict.unwritten, 0) << verdict.summary();
+      ASSERT_EQ(verdict.examples.size(), 1u) << verdict.summary();
+      EXPECT_EQ(verdict.examples[0].row, row);
+      EXPECT_EQ(verdict.examples[0].col, col);
+      EXPECT_EQ(verdict.examples[0].expected, ref);
+      EXPECT_EQ(verdict.examples[0].bound, bound);
+      ASSERT_EQ(verdict.failed_mask.size(), static_cast<size_t>(record.m * record.n));
+      EXPECT_TRUE(verdict.failed_mask[row * record.n + col]);
+      EXPECT_EQ(count_marked(verdict), 1);
+      EXPECT_GT(verdict.worst_ratio, 1.0);
+      EXPECT_LT(verdict.worst_ratio, 1.02);
+
+      out.set(row, col, ref + direction * 0.99 * bound);
+      ASSERT_LE(std::fabs(out.get(row, col) - ref), bound);
+      const Verdict inside = check_full(out, reference, model, false, true);
+      EXPECT_TRUE(inside.pass) << inside.summary();
+      EXPECT_GT(inside.worst_ratio, 0.98) << inside.summary();
+      EXPECT_LT(inside.worst_ratio, 1.0) << inside.summary();
+    }
+  }
+}
+
+TEST(OracleLaw, NextBf16ValueBeyondTheBoundFails) {
+  const CaseRecord record = record_of(16, 24, 2048, Distribution::normal, 13);
+  SCOPED_TRACE(to_string(record));
+  const CaseOperands operands = materialise(record, Precision::fp16, Precision::bf16);
+  const HostMatrix correct = simulate_kernel(operands, record, Precision::bf16);
+  const Reference reference = compute_reference(gemm_of(operands, record));
+  const ArithmeticModel model = model_of(record, Precision::bf16);
+  ASSERT_TRUE(check_full(correct, reference, model, false, true).pass);
+  int tested = 0;
+  for (int64_t row = 0; row < record.m && tested < 6; row += 3) {
+    for (int64_t col = 0; col < record.n && tested < 6; col += 5, ++tested) {
+      SCOPED_TRACE("element (" + std::to_string(row) + ", " + std::to_string(col) + ")");
+      const double ref = reference.value(row, col);
+      const double bound = error_bound(model, ref, reference.magnitude(row, col));
+      const double sign = ref < 0 ? -1.0 : 1.0;
+      const double outside = sign * smallest_above(Precision::bf16, std::fabs(ref) + bound);
+      const double inside = sign * largest_at_most(Precision::bf16, std::fabs(ref) + bound);
+      ASSERT_EQ(round_to(Precision::bf16, outside), outside);
+      ASSERT_GT(std::fabs(outside - ref), bound);
+      ASSERT_LE(std::fabs(inside - ref), bound);
+      HostMatrix out = correct;
+      out.set(row, col, outside);
+      const Verdict verdict = check_full(out, reference, model, false, true);
+      EXPECT_FALSE(verdict.pass);
+      EXPECT_EQ(verdict.wrong, 1) << verdict.summary();
+      ASSERT_FALSE(verdict.examples.empty());
+      EXPECT_EQ(verdict.examples[0].row, row);
+      EXPECT_EQ(verdict.examples[0].col, col);
+      out.set(row, col, inside);
+      const Verdict passes = check_full(out, reference, model, false, true);
+      EXPECT_TRUE(passes.pass) << passes.summary();
+    }
+  }
+}
+
+// ---- law (c): exact inputs must match bit for bit -----------------------------------------------------
+
+const Shape exact_shapes[] = {
+    {9, 13, 4096, Precision::bf16, Precision::bf16, 1, 0, 21},
+    {9, 13, 4096, Precision::fp16, Precision::fp16, 2, -1, 22},
+    {16, 8, 3000, Precision::bf16, Precision::fp32, 1, 1, 23},
+    {1, 1, 1, Precision::fp16, Precision::fp32, 1, 0, 24},
+    {30, 20, 100, Precision::fp16, Precision::bf16, -1, 2, 25},
+};
+
+TEST(OracleLaw, ExactInputsPassBitForBitAndOneUlpFails) {
+  for (Distribution distribution : {Distribution::small_int, Distribution::ones, Distribution::sequential}) {
+    for (const Shape& shape : exact_shapes) {
+      const CaseRecord record =
+          record_of(shape.m, shape.n, shape.k, distribution, shape.seed, shape.alpha, shape.beta);
+      SCOPED_TRACE(describe(record, shape.input, shape.output));
+      const CaseOperands operands = materialise(record, shape.input, shape.output);
+      HostMatrix out = simulate_kernel(operands, record, shape.output);
+      const Reference reference = compute_reference(gemm_of(operands, record));
+      const ArithmeticModel model = model_of(record, shape.output);
+      const Verdict verdict = check_full(out, reference, model, true, true);
+      EXPECT_TRUE(verdict.pass) << verdict.summary();
+      EXPECT_EQ(verdict.worst_ratio, 0.0);
+
+      const int64_t row = shape.m / 2, col = shape.n - 1;
+      out.set(row, col, next_away(shape.output, out.get(row, col)));
+      const Verdict flipped = check_full(out, reference, model, true, true);
+      EXPECT_FALSE(flipped.pass);
+      EXPECT_EQ(flipped.wrong, 1) << flipped.summary();
+      EXPECT_EQ(flipped.worst_ratio, inf);
+      ASSERT_EQ(flipped.examples.size(), 1u);
+      EXPECT_EQ(flipped.examples[0].row, row);
+      EXPECT_EQ(flipped.examples[0].col, col);
+      EXPECT_EQ(count_marked(flipped), 1);
+    }
+  }
+}
+
+TEST(OracleLaw, ExactModeTreatsSignedZerosAsEqual) {
+  Reference reference{Eigen::MatrixXd::Zero(1, 2), Eigen::MatrixXd::Zero(1, 2)};
+  HostMatrix out(Precision::bf16, 1, 2, 2);
+  out.set(0, 0, -0.0);
+  EXPECT_TRUE(check_full(out, reference, {Precision::fp32, Precision::bf16, 4}, true, true).pass);
+}
+
+// ---- law (d): unwritten versus non-finite -------------------------------------------------------------
+
+TEST(OracleLaw, LeftoverNaNIsUnwrittenOnlyWhenPoisoned) {
+  const CaseRecord record = record_of(12, 10, 64, Distribution::normal, 41, 1, 1);
+  SCOPED_TRACE(to_string(record));
+  const CaseOperands operands = materialise(record, Precision::fp16, Precision::fp16);
+  HostMatrix out = simulate_kernel(operands, record, Precision::fp16);
+  const Reference reference = compute_reference(gemm_of(operands, record));
+  const ArithmeticModel model = model_of(record, Precision::fp16);
+  out.set(4, 9, nan);
+  {
+    const Verdict poisoned = check_full(out, reference, model, false, true);
+    EXPECT_FALSE(poisoned.pass);
+    EXPECT_EQ(poisoned.unwritten, 1) << poisoned.summary();
+    EXPECT_EQ(poisoned.non_finite, 0) << poisoned.summary();
+    EXPECT_EQ(poisoned.wrong, 0) << poisoned.summary();
+    ASSERT_EQ(poisoned.examples.size(), 1u);
+    EXPECT_EQ(poisoned.examples[0].row, 4);
+    EXPECT_EQ(poisoned.examples[0].col, 9);
+    const Verdict plain = check_full(out, reference, model, false, false);
+    EXPECT_EQ(plain.unwritten, 0) << plain.summary();
+    EXPECT_EQ(plain.non_finite, 1) << plain.summary();
+  }
+  out.set(4, 9, inf);  // infinity is never "unwritten"
+  const Verdict infinite = check_full(out, reference, model, false, true);
+  EXPECT_EQ(infinite.non_finite, 1) << infinite.summary();
+  EXPECT_EQ(infinite.unwritten, 0) << infinite.summary();
+
+  const CaseRecord exact_record = record_of(12, 10, 64, Distribution::small_int, 42);
+  const CaseOperands exact_operands = materialise(exact_record, Precision::bf16, Precision::bf16);
+  HostMatrix exact_out = simulate_kernel(exact_operands, exact_record, Precision::bf16);
+  exact_out.set(0, 0, nan);
+  const Reference exact_reference = compute_reference(gemm_of(exact_operands, exact_record));
+  const Verdict exact_poisoned =
+      check_full(exact_out, exact_reference, model_of(exact_record, Precision::bf16), true, true);
+  EXPECT_EQ(exact_poisoned.unwritten, 1) << to_string(exact_record) << ": " << exact_poisoned.summary();
+  const Verdict exact_plain =
+      check_full(exact_out, exact_reference, model_of(exact_record, Precision::bf16), true, false);
+  EXPECT_EQ(exact_plain.non_finite, 1) << to_string(exact_record) << ": " << exact_plain.summary();
+}
+
+TEST(OracleLaw, NonFiniteReferencesNeedTheSameNonFiniteOutput) {
+  Eigen::MatrixXd value(1, 4), magnitude(1, 4);
+  value << nan, inf, -inf, 1.0;
+  magnitude << nan, inf, inf, 1.0;
+  const Reference reference{value, magnitude};
+  const ArithmeticModel model{Precision::fp32, Precision::fp32, 8};
+  HostMatrix out(Precision::fp32, 1, 4, 4);
+  out.set(0, 0, nan);
+  out.set(0, 1, inf);
+  out.set(0, 2, -inf);
+  out.set(0, 3, 1.0);
+  for (bool exact : {false, true}) EXPECT_TRUE(check_full(out, reference, model, exact, true).pass);
+  out.set(0, 0, 0.0);   // finite where NaN was due: wrong
+  out.set(0, 1, -inf);  // the other infinity: non_finite
+  out.set(0, 2, nan);   // NaN where −Inf was due: non_finite, never unwritten
+  for (bool exact : {false, true}) {
+    const Verdict verdict = check_full(out, reference, model, exact, true);
+    EXPECT_EQ(verdict.wrong, 1) << verdict.summary();
+    EXPECT_EQ(verdict.non_finite, 2) << verdict.summary();
+    EXPECT_EQ(verdict.unwritten, 0) << verdict.summary();
+  }
+}
+
+TEST(OracleLaw, OverflowToInfinityIsCorrectWhenTheReferenceRoundsThere) {
+  Eigen::MatrixXd value(1, 1), magnitude(1, 1);
+  value << 70000.0;
+  magnitude << 70000.0;
+  const Reference reference{value, magnitude};
+  const ArithmeticModel model{Precision::fp32, Precision::fp16, 16};
+  HostMatrix out(Precision::fp16, 1, 1, 1);
+  out.set(0, 0, 70000.0);
+  ASSERT_EQ(out.get(0, 0), inf);
+  EXPECT_TRUE(check_full(out, reference, model, true, true).pass);
+  EXPECT_TRUE(check_full(out, reference, model, false, true).pass);
+  out.set(0, 0, -inf);
+  EXPECT_EQ(check_full(out, reference, model, false, true).non_finite, 1);
+  out.set(0, 0, 65504.0);
+  EXPECT_EQ(check_full(out, reference, model, true, true).wrong, 1);
+}
+
+TEST(Verdict, SummaryIsOneReadableLine) {
+  const CaseRecord record = record_of(4, 4, 16, Distribution::small_int, 3);
+  const CaseOperands operands = materialise(record, Precision::fp16, Precision::fp32);
+  HostMatrix out = simulate_kernel(operands, record, Precision::fp32);
+  const Reference reference = compute_reference(gemm_of(operands, record));
+  const ArithmeticModel model = model_of(record, Precision::fp32);
+  const std::string pass = check_full(out, reference, model, true, true).summary();
+  EXPECT_EQ(pass.rfind("pass", 0), 0u) << pass;
+  out.set(1, 2, out.get(1, 2) + 5);
+  const std::string fail = check_full(out, reference, model, true, true).summary();
+  EXPECT_EQ(fail.rfind("FAIL", 0), 0u) << fail;
+  EXPECT_NE(fail.find("(1, 2)"), std::string::npos) << fail;
+  EXPECT_EQ(fail.find('\n'), std::string::npos) << fail;
+}
+
+// ---- law (f): the projected check ---------------------------------------------------------------------
+
+/// The 300×200×500 case, its simulated correct output (fp32) and reference, built once.
+struct ProjectedCase {
+  CaseRecord record = record_of(300, 200, 500, Distribution::normal, 2718, 1, 0.5);
+  CaseOperands operands = materialise(record, Precision::bf16, Precision::fp32);
+  HostMatrix out = simulate_kernel(operands, record, Precision::fp32);
+  Reference reference = compute_reference(gemm_of(operands, record));
+  ArithmeticModel model = model_of(record, Precision::fp32);
+
+  static const ProjectedCase& get() {
+    static const ProjectedCase instance;
+    return instance;
+  }
+  double bound(int64_t row, int64_t col) const {
+    return error_bound(model, reference.value(row, col), reference.magnitude(row, col));
+  }
+};
+
+TEST(ProjectedLaw, CorrectOutputPasses) {
+  const ProjectedCase& c = ProjectedCase::get();
+  ASSERT_TRUE(check_full(c.out, c.reference, c.model, false, true).pass);
+  for (uint64_t seed = 100; seed < 110; ++seed) {
+    const Verdict verdict =
+        check_projected(c.out, gemm_of(c.operands, c.record), c.model, 4, 512, 64, 32, seed);
+    EXPECT_TRUE(verdict.pass) << to_string(c.record) << " projection seed " << seed << ": "
+                              << verdict.summary();
+    EXPECT_LT(verdict.worst_ratio, 1.0) << "projection seed " << seed;
+    EXPECT_GE(verdict.checked, 512 + 4 * c.record.m) << "projection seed " << seed;
+  }
+  // Other output types and beta == 0 too.
+  for (Precision output : {Precision::bf16, Precision::fp16}) {
+    const CaseRecord record = record_of(130, 70, 900, Distribution::normal, 5, -1.5, 0);
+    const CaseOperands operands = materialise(record, Precision::fp16, output);
+    const HostMatrix out = simulate_kernel(operands, record, output);
+    const Verdict verdict =
+        check_projected(out, gemm_of(operands, record), model_of(record, output), 3, 256, 128, 64, 9);
+    EXPECT_TRUE(verdict.pass) << describe(record, Precision::fp16, output) << ": " << verdict.summary();
+  }
+}
+
+TEST(ProjectedLaw, EveryElementWithinItsBoundPassesEvenAlignedWithR) {
+  // The worst case for the projection: every element off by 0.99 of its bound, each with the sign of r_j,
+  // so that the errors add up in out·r. The test rebuilds r as check_projected draws it (rounds = 1:
+  // r_j = the j-th Gaussian of mt19937_64(seed)); were that to change, this case only gets milder.
+  // The output is held in fp32 whatever the model says, so each model's bound can be reached exactly.
+  const ProjectedCase& c = ProjectedCase::get();
+  for (Precision output : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+    const ArithmeticModel model{Precision::fp32, output, c.record.k};
+    for (uint64_t seed : {3u, 4u}) {
+      SCOPED_TRACE(to_string(c.record) + " model output " + to_string(output) + " projection seed " +
+                   std::to_string(seed));
+      std::mt19937_64 engine(seed);
+      boost::random::normal_distribution<double> gaussian(0.0, 1.0);
+      std::vector<double> r(static_cast<size_t>(c.record.n));
+      for (double& value : r) value = gaussian(engine);
+      HostMatrix out = c.out;
+      for (int64_t i = 0; i < c.record.m; ++i) {
+        for (int64_t j = 0; j < c.record.n; ++j) {
+          const double bound = error_bound(model, c.reference.value(i, j), c.reference.magnitude(i, j));
+          out.set(i, j, c.reference.value(i, j) + std::copysign(0.99 * bound, r[j]));
+        }
+      }
+      const Verdict full = check_full(out, c.reference, model, false, true);
+      ASSERT_TRUE(full.pass) << full.summary();
+      ASSERT_GT(full.worst_ratio, 0.98);
+      const Verdict projected = check_projected(out, gemm_of(c.operands, c.record), model, 1, 0, 0, 0, seed);
+      EXPECT_TRUE(projected.pass) << projected.summary();
+      EXPECT_GT(projected.worst_ratio, 0.9) << "the case is not aligned with r";
+    }
+  }
+}
+
+TEST(ProjectedLaw, LargeSingleErrorIsFoundByTwoProjections) {
+  // One element off by δ changes out·r by δ·r_j; the row tolerance is ≈ Σ_j bound_ij·|r_j|, so δ is made
+  // a thousand times that: each Gaussian round misses with probability about 1e-3, two rounds about 1e-6.
+  const ProjectedCase& c = ProjectedCase::get();
+  const int64_t row = 123, col = 45;
+  double row_bound = 0;
+  for (int64_t j = 0; j < c.record.n; ++j) row_bound += c.bound(row, j);
+  const double delta = 1000 * row_bound;
+  HostMatrix out = c.out;
+  out.set(row, col, c.reference.value(row, col) + delta);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const Verdict verdict = check_projected(out, gemm_of(c.operands, c.record), c.model, 2, 0, 0, 0, seed);
+    EXPECT_FALSE(verdict.pass) << to_string(c.record) << " projection seed " << seed << " delta " << delta;
+    EXPECT_GE(verdict.wrong, 1) << "seed " << seed;  // the perturbed row, in one round or both
+    EXPECT_LE(verdict.wrong, 2) << "seed " << seed << ": " << verdict.summary();
+    ASSERT_FALSE(verdict.examples.empty()) << "seed " << seed;
+    for (const ElementError& example : verdict.examples) {
+      EXPECT_EQ(example.row, row) << "seed " << seed;
+      EXPECT_EQ(example.col, -1) << "seed " << seed;
+    }
+  }
+}
+
+TEST(ProjectedLaw, SamplesCatchLastRowColumnAndTileBoundariesWithoutProjections) {
+  const ProjectedCase& c = ProjectedCase::get();
+  // Tiles of 64×64 over 300×200: 9 boundary rows (with the last) and 7 boundary columns, 3837 elements.
+  const std::pair<int64_t, int64_t> positions[] = {{299, 17}, {150, 199}, {63, 101},
+                                                   {64, 5},   {130, 127}, {271, 128}};
+  for (auto [row, col] : positions) {
+    HostMatrix out = c.out;
+    out.set(row, col, c.reference.value(row, col) + 2 * c.bound(row, col));
+    for (uint64_t seed : {1u, 2u}) {
+      const Verdict verdict =
+          check_projected(out, gemm_of(c.operands, c.record), c.model, 0, 4096, 64, 64, seed);
+      EXPECT_FALSE(verdict.pass) << "element (" << row << ", " << col << ") sample seed " << seed;
+      EXPECT_EQ(verdict.wrong, 1) << verdict.summary();
+      ASSERT_EQ(verdict.examples.size(), 1u) << verdict.summary();
+      EXPECT_EQ(verdict.examples[0].row, row);
+      EXPECT_EQ(verdict.examples[0].col, col);
+      ASSERT_EQ(verdict.failed_mask.size(), static_cast<size_t>(c.record.m * c.record.n));
+      EXPECT_TRUE(verdict.failed_mask[row * c.record.n + col]);
+    }
+  }
+  // With a small budget the structured samples are thinned out evenly, but the last element stays.
+  HostMatrix out = c.out;
+  out.set(299, 199, c.reference.value(299, 199) + 2 * c.bound(299, 199));
+  const Verdict corner = check_projected(out, gemm_of(c.operands, c.record), c.model, 0, 16, 64, 64, 3);
+  EXPECT_FALSE(corner.pass) << corner.summary();
+}
+
+TEST(ProjectedLaw, SampledCheckIsSeededAndDeterministic) {
+  const ProjectedCase& c = ProjectedCase::get();
+  HostMatrix out = c.out;
+  out.set(10, 10, c.reference.value(10, 10) + 5);
+  const Verdict first = check_projected(out, gemm_of(c.operands, c.record), c.model, 2, 300, 32, 32, 77);
+  const Verdict second = check_projected(out, gemm_of(c.operands, c.record), c.model, 2, 300, 32, 32, 77);
+  EXPECT_EQ(first.pass, second.pass);
+  EXPECT_EQ(first.checked, second.checked);
+  EXPECT_EQ(first.wrong, second.wrong);
+  EXPECT_EQ(first.worst_ratio, second.worst_ratio);
+}
+
+TEST(ProjectedLaw, NaNOutputIsNonFinite) {
+  const ProjectedCase& c = ProjectedCase::get();
+  HostMatrix out = c.out;
+  out.set(77, 33, nan);
+  const Verdict verdict = check_projected(out, gemm_of(c.operands, c.record), c.model, 2, 64, 0, 0, 5);
+  EXPECT_FALSE(verdict.pass);
+  EXPECT_EQ(verdict.non_finite, 1) << verdict.summary();
+  EXPECT_EQ(verdict.wrong, 0) << verdict.summary();  // its row is left out of the projections
+  ASSERT_FALSE(verdict.examples.empty());
+  EXPECT_EQ(verdict.examples[0].row, 77);
+  EXPECT_EQ(verdict.examples[0].col, 33);
+}
+
+}  // namespace
+}  // namespace tunefuzz::fuzz

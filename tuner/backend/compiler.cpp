@@ -1,0 +1,68 @@
+#include "tuner/backend/compiler.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "tuner/common/hash.hpp"
+
+namespace tunefuzz {
+
+namespace {
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, "cannot read template file " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+}  // namespace
+
+KernelSource KernelSource::load(const std::filesystem::path& directory, const std::string& file) {
+  KernelSource source;
+  source.file_name = file;
+  source.text = read_file(directory / file);
+  std::vector<std::filesystem::path> headers;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    if (entry.is_regular_file() && entry.path().extension() == ".h") headers.push_back(entry.path());
+  std::sort(headers.begin(), headers.end());
+  for (const auto& path : headers) source.headers.emplace_back(path.filename().string(), read_file(path));
+  return source;
+}
+
+std::string KernelSource::hash() const {
+  Hasher h;
+  h.field(file_name).field(text);
+  for (const auto& [name, header] : headers) h.field(name).field(header);
+  return h.hex();
+}
+
+std::map<std::string, KernelResources> parse_ptxas_resources(const std::string& log) {
+  static const std::regex function(R"(Function properties for (\S+))");
+  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  std::map<std::string, KernelResources> out;
+  std::string current;
+  std::istringstream lines(log);
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, m, function)) {
+      current = m[1];
+      out[current];
+    } else if (!current.empty() && std::regex_search(line, m, frame)) {
+      out[current].stack_frame_bytes = std::stoll(m[1]);
+      out[current].spill_store_bytes = std::stoll(m[2]);
+      out[current].spill_load_bytes = std::stoll(m[3]);
+    } else if (!current.empty() && std::regex_search(line, m, used)) {
+      out[current].registers = std::stoi(m[1]);
+      if (std::regex_search(line, m, smem)) out[current].static_shared_bytes = std::stoll(m[1]);
+      current.clear();  // "Used ..." closes a function's report
+    }
+  }
+  return out;
+}
+
+}  // namespace tunefuzz

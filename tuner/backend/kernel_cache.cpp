@@ -1,0 +1,116 @@
+#include "tuner/backend/kernel_cache.hpp"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tuner/common/hash.hpp"
+
+namespace tunefuzz {
+
+namespace fs = std::filesystem;
+
+void write_file_atomically(const fs::path& path, const std::string& data) {
+  static std::atomic<unsigned> counter{0};
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path temporary = path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.flush();
+    if (!out) throw Error(ErrorKind::io, "cannot write " + temporary.string());
+  }
+  std::error_code error;
+  fs::rename(temporary, path, error);
+  if (error) {
+    fs::remove(temporary);
+    throw Error(ErrorKind::io, "cannot move " + temporary.string() + " to " + path.string() + ": " + error.message());
+  }
+}
+
+std::string read_whole_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, "cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+KernelCache::KernelCache(fs::path directory) : directory_(std::move(directory)) {}
+
+fs::path KernelCache::default_directory() {
+  if (const char* dir = std::getenv("TUNEFUZZ_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "tunefuzz";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "tunefuzz";
+  return fs::temp_directory_path() / "tunefuzz-cache";
+}
+
+fs::path KernelCache::image_path(const std::string& key) const { return directory_ / (key + ".cubin"); }
+
+std::optional<CompiledKernel> KernelCache::load(const std::string& key,
+                                                const std::function<void(const std::string&)>& on_damage) const {
+  const fs::path meta_path = directory_ / (key + ".yaml");
+  if (!fs::exists(meta_path)) return std::nullopt;
+  const auto damaged = [&](const std::string& why) -> std::optional<CompiledKernel> {
+    if (on_damage) on_damage("cache entry " + key.substr(0, 16) + "… is damaged (" + why + "); recompiling");
+    return std::nullopt;
+  };
+  try {
+    const YAML::Node meta = YAML::LoadFile(meta_path.string());
+    CompiledKernel kernel;
+    kernel.key = meta["key"].as<std::string>();
+    if (kernel.key != key) return damaged("it names another key");
+    kernel.image = read_whole_file(image_path(key));
+    kernel.ptx = read_whole_file(directory_ / (key + ".ptx"));
+    if (sha256_hex(kernel.image) != meta["image_sha256"].as<std::string>()) return damaged("image checksum");
+    if (sha256_hex(kernel.ptx) != meta["ptx_sha256"].as<std::string>()) return damaged("PTX checksum");
+    kernel.log = meta["log"].as<std::string>();
+    kernel.compile_seconds = meta["compile_seconds"].as<double>();
+    for (const auto& entry : meta["resources"]) {
+      KernelResources r;
+      r.registers = entry.second["registers"].as<int>();
+      r.stack_frame_bytes = entry.second["stack_frame_bytes"].as<int64_t>();
+      r.spill_store_bytes = entry.second["spill_store_bytes"].as<int64_t>();
+      r.spill_load_bytes = entry.second["spill_load_bytes"].as<int64_t>();
+      r.static_shared_bytes = entry.second["static_shared_bytes"].as<int64_t>();
+      kernel.resources[entry.first.as<std::string>()] = r;
+    }
+    kernel.from_cache = true;
+    return kernel;
+  } catch (const YAML::Exception& e) {
+    return damaged(std::string("metadata: ") + e.what());
+  } catch (const Error& e) {
+    return damaged(e.message());
+  }
+}
+
+void KernelCache::store(const CompiledKernel& kernel) const {
+  write_file_atomically(image_path(kernel.key), kernel.image);
+  write_file_atomically(directory_ / (kernel.key + ".ptx"), kernel.ptx);
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "key" << YAML::Value << kernel.key;
+  out << YAML::Key << "image_sha256" << YAML::Value << sha256_hex(kernel.image);
+  out << YAML::Key << "ptx_sha256" << YAML::Value << sha256_hex(kernel.ptx);
+  out << YAML::Key << "compile_seconds" << YAML::Value << kernel.compile_seconds;
+  out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, r] : kernel.resources) {
+    out << YAML::Key << name << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "registers" << YAML::Value << r.registers;
+    out << YAML::Key << "stack_frame_bytes" << YAML::Value << r.stack_frame_bytes;
+    out << YAML::Key << "spill_store_bytes" << YAML::Value << r.spill_store_bytes;
+    out << YAML::Key << "spill_load_bytes" << YAML::Value << r.spill_load_bytes;
+    out << YAML::Key << "static_shared_bytes" << YAML::Value << r.static_shared_bytes;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "log" << YAML::Value << YAML::Literal << kernel.log;
+  out << YAML::EndMap;
+  write_file_atomically(directory_ / (kernel.key + ".yaml"), std::string(out.c_str()) + "\n");
+}
+
+}  // namespace tunefuzz

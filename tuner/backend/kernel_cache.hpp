@@ -1,0 +1,39 @@
+// On-disk cache of compiled kernels, keyed by Compiler::key (compiler version, arch, options, source,
+// headers, defines). Each entry is three files: <key>.cubin, <key>.ptx and <key>.yaml, the last holding
+// checksums of the other two, the log and the resources; it is written last (via rename), so a half-written
+// entry is never seen. An entry whose checksums do not match is reported and treated as a miss.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "tuner/backend/compiler.hpp"
+
+namespace tunefuzz {
+
+class KernelCache {
+ public:
+  explicit KernelCache(std::filesystem::path directory);
+
+  /// $TUNEFUZZ_CACHE_DIR, else $XDG_CACHE_HOME/tunefuzz, else ~/.cache/tunefuzz.
+  static std::filesystem::path default_directory();
+
+  const std::filesystem::path& directory() const { return directory_; }
+  /// The entry for `key`, or nullopt when absent or damaged (`on_damage` hears why).
+  std::optional<CompiledKernel> load(const std::string& key,
+                                     const std::function<void(const std::string&)>& on_damage = {}) const;
+  void store(const CompiledKernel& kernel) const;
+  /// Path of the image file of an entry (what workers load).
+  std::filesystem::path image_path(const std::string& key) const;
+
+ private:
+  std::filesystem::path directory_;
+};
+
+/// Writes `data` to `path` atomically: a temporary file beside it, then rename.
+void write_file_atomically(const std::filesystem::path& path, const std::string& data);
+std::string read_whole_file(const std::filesystem::path& path);
+
+}  // namespace tunefuzz

@@ -1,0 +1,107 @@
+#include "tuner/backend/nvrtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <regex>
+
+#include "tuner/common/hash.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+// Bump when the cache entry format or the meaning of options changes.
+constexpr const char* kKeyFormat = "tunefuzz-nvrtc-1";
+
+void check(nvrtcResult result, const char* what) {
+  if (result != NVRTC_SUCCESS)
+    throw Error(ErrorKind::compile, std::string(what) + " failed: " + nvrtcGetErrorString(result));
+}
+
+std::string program_log(nvrtcProgram program) {
+  size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  std::string log(size, '\0');
+  nvrtcGetProgramLog(program, log.data());
+  log.resize(size - 1);
+  return log;
+}
+
+struct Program {
+  nvrtcProgram handle = nullptr;
+  ~Program() {
+    if (handle) nvrtcDestroyProgram(&handle);
+  }
+};
+
+bool valid_arch(const std::string& arch) { return std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")); }
+
+}  // namespace
+
+NvrtcCompiler::NvrtcCompiler() {
+  int major = 0, minor = 0;
+  check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+  version_ = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<std::string> NvrtcCompiler::base_options(const std::string& arch) {
+  return {"--gpu-architecture=" + arch, "--std=c++17", "--ptxas-options=-v", "--device-as-default-execution-space",
+          "--generate-line-info"};
+}
+
+std::string NvrtcCompiler::key(const CompileRequest& request) const {
+  Hasher h;
+  h.field(kKeyFormat).field(version_).field(request.arch);
+  for (const auto& option : base_options(request.arch)) h.field(option);
+  h.field(request.source->file_name).field(request.source->text);
+  for (const auto& [name, text] : request.source->headers) h.field(name).field(text);
+  for (const Define& d : request.defines) h.field(d.name).field(std::to_string(d.value));
+  return h.hex();
+}
+
+CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
+  if (!valid_arch(request.arch))
+    throw Error(ErrorKind::bad_input, "not a CUDA architecture: '" + request.arch + "' (expected e.g. sm_90)");
+  const auto start = std::chrono::steady_clock::now();
+  const KernelSource& source = *request.source;
+  std::vector<const char*> header_texts, header_names;
+  for (const auto& [name, text] : source.headers) {
+    header_names.push_back(name.c_str());
+    header_texts.push_back(text.c_str());
+  }
+  Program program;
+  check(nvrtcCreateProgram(&program.handle, source.text.c_str(), source.file_name.c_str(),
+                           static_cast<int>(header_texts.size()), header_texts.data(), header_names.data()),
+        "nvrtcCreateProgram");
+  std::vector<std::string> options = base_options(request.arch);
+  for (const Define& d : request.defines) {
+    // Names come from template declarations, values are integers: nothing from a config reaches here as text.
+    if (!std::regex_match(d.name, std::regex("[A-Z_][A-Z0-9_]*")))
+      throw Error(ErrorKind::internal, "refusing define with name '" + d.name + "'");
+    options.push_back("-D" + d.name + "=" + std::to_string(d.value));
+  }
+  std::vector<const char*> option_ptrs;
+  for (const auto& o : options) option_ptrs.push_back(o.c_str());
+  const nvrtcResult result =
+      nvrtcCompileProgram(program.handle, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  CompiledKernel out;
+  out.log = program_log(program.handle);
+  if (result != NVRTC_SUCCESS)
+    throw Error(ErrorKind::compile, source.file_name + " failed to compile: " + nvrtcGetErrorString(result), {},
+                out.log);
+  size_t size = 0;
+  check(nvrtcGetCUBINSize(program.handle, &size), "nvrtcGetCUBINSize");
+  out.image.resize(size);
+  check(nvrtcGetCUBIN(program.handle, out.image.data()), "nvrtcGetCUBIN");
+  check(nvrtcGetPTXSize(program.handle, &size), "nvrtcGetPTXSize");
+  out.ptx.resize(size);
+  check(nvrtcGetPTX(program.handle, out.ptx.data()), "nvrtcGetPTX");
+  if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  out.key = key(request);
+  out.resources = parse_ptxas_resources(out.log);
+  out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace tunefuzz

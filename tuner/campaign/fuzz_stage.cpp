@@ -1,0 +1,112 @@
+// Fuzzes each compiled candidate in its own worker process, several at once on the one GPU. A worker that
+// crashes or hangs fails its candidate (class crash or hang, with the case it was running) and the campaign
+// goes on with the next.
+#include <atomic>
+#include <sstream>
+#include <thread>
+
+#include "tuner/campaign/progress.hpp"
+#include "tuner/campaign/stages.hpp"
+#include "tuner/common/hash.hpp"
+#include "tuner/worker/worker_client.hpp"
+
+namespace tunefuzz {
+
+uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id) {
+  const std::string digest = sha256_hex(std::to_string(campaign_seed) + "/" + candidate_id);
+  return std::stoull(digest.substr(0, 12), nullptr, 16);
+}
+
+namespace {
+
+// Reads "case m=.. n=.." / "shrink ..." progress lines back into a record, best effort.
+std::optional<fuzz::CaseRecord> record_from_progress(const std::string& line) {
+  const size_t space = line.find(' ');
+  if (space == std::string::npos) return std::nullopt;
+  fuzz::CaseRecord r;
+  std::istringstream words(line.substr(space + 1));
+  std::string word;
+  try {
+    while (words >> word) {
+      const size_t eq = word.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      if (key == "m") r.m = std::stoll(value);
+      else if (key == "n") r.n = std::stoll(value);
+      else if (key == "k") r.k = std::stoll(value);
+      else if (key == "lda_pad") r.lda_pad = std::stoll(value);
+      else if (key == "ldb_pad") r.ldb_pad = std::stoll(value);
+      else if (key == "ldc_pad") r.ldc_pad = std::stoll(value);
+      else if (key == "alpha") r.alpha = std::stod(value);
+      else if (key == "beta") r.beta = std::stod(value);
+      else if (key == "dist") fuzz::parse_distribution(value, r.distribution);
+      else if (key == "seed") r.seed = std::stoull(value);
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
+  FuzzedCandidate out;
+  out.candidate = compiled.candidate;
+  out.image = compiled.image;
+  out.seed = candidate_seed(options.seed, compiled.candidate.id());
+  const std::string name = "fuzz-" + std::to_string(index);
+  FuzzJob job;
+  job.candidate = compiled.candidate.id();
+  job.image = compiled.image;
+  job.cases = options.cases;
+  job.seed = out.seed;
+  job.progress = options.work_directory / (name + ".progress");
+  std::filesystem::remove(job.progress);
+  const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s);
+  if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
+    const FuzzResult result = fuzz_result_from_yaml(outcome.result);
+    out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;
+    out.cases_run = result.cases_run;
+    out.coverage = result.coverage;
+    out.failure = result.failure;
+    if (out.passed || out.failure) return out;
+  }
+  // The worker did not report a verdict: the watchdog or the exit status says what happened.
+  FuzzFailure failure;
+  failure.failure_class = outcome.end == WorkerOutcome::End::hung ? fuzz::FailureClass::hang
+                          : outcome.end == WorkerOutcome::End::error ? fuzz::FailureClass::launch_error
+                                                                      : fuzz::FailureClass::crash;
+  failure.message = "worker " + outcome.describe();
+  if (outcome.result && outcome.result["error"]) failure.message += ": " + outcome.result["error"]["message"].as<std::string>();
+  if (auto record = record_from_progress(outcome.last_progress)) failure.first_case = failure.shrunk_case = *record;
+  out.failure = failure;
+  out.worker_log = outcome.stderr_tail;
+  return out;
+}
+
+}  // namespace
+
+std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled, const FuzzOptions& options) {
+  std::vector<const CompiledCandidate*> todo;
+  for (const auto& c : compiled)
+    if (c.status == CompileStatus::compiled) todo.push_back(&c);
+  std::filesystem::create_directories(options.work_directory);
+  std::vector<FuzzedCandidate> out(todo.size());
+  Progress progress("fuzz", static_cast<int64_t>(todo.size()));
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i = next++; i < todo.size(); i = next++) {
+      out[i] = fuzz_one(*todo[i], options, i);
+      progress.advance(todo[i]->candidate.id() + (out[i].passed ? ": passed" : std::string(": ") +
+                                                                            fuzz::to_string(out[i].failure->failure_class)));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
+  for (auto& thread : pool) thread.join();
+  int64_t passed = 0;
+  for (const auto& f : out) passed += f.passed;
+  progress.finish(std::to_string(passed) + " passed, " + std::to_string(out.size() - passed) + " failed");
+  return out;
+}
+
+}  // namespace tunefuzz

@@ -1,0 +1,103 @@
+// The stages of a campaign, each a function from the previous stage's records to its own:
+//   space   : config → kept points × element types = candidates      (no compiler, no GPU)
+//   compile : candidates → compiled images + resources, pruned on spills, occupancy, slow paths (NVRTC, cache)
+//   fuzz    : compiled → RapidCheck campaign per candidate in worker processes (GPU)
+//   time    : fuzz survivors × problems → verified timings vs cuBLAS in worker processes (GPU)
+// Each record names its candidate by Candidate::id(), so any stage's work can be split across processes,
+// GPUs or machines without changing what it means.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/backend/compiler.hpp"
+#include "tuner/backend/kernel_cache.hpp"
+#include "tuner/campaign/occupancy.hpp"
+#include "tuner/config/config.hpp"
+#include "tuner/space/space.hpp"
+#include "tuner/worker/protocol.hpp"
+
+namespace tunefuzz {
+
+// ---- space ----
+struct SpaceStage {
+  std::vector<SpaceReport> reports;    ///< one per template in the config
+  std::vector<Candidate> candidates;   ///< kept points × the element types the problems need
+};
+
+/// Throws Error{bad_input} (with the config location) for unknown templates or parameters.
+SpaceStage space_stage(const Config& config);
+
+// ---- compile ----
+enum class CompileStatus { compiled, compile_failed, spills, occupancy, slow_path };
+const char* to_string(CompileStatus status);
+
+struct CompiledCandidate {
+  Candidate candidate;
+  CompileStatus status = CompileStatus::compiled;
+  std::string message;  ///< why it was pruned, or the compiler's error
+  std::string key;      ///< cache key
+  std::filesystem::path image;
+  KernelResources resources;  ///< of the main kernel
+  Occupancy occupancy;
+  bool from_cache = false;
+  double seconds = 0;  ///< compile time (0 when cached)
+};
+
+struct CompileOptions {
+  std::filesystem::path template_directory;
+  int jobs = 0;  ///< threads; 0 = all cores
+};
+
+std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candidates, const Config& config,
+                                             const Compiler& compiler, const KernelCache& cache,
+                                             const CompileOptions& options);
+
+// ---- fuzz ----
+struct FuzzedCandidate {
+  Candidate candidate;
+  std::filesystem::path image;
+  uint64_t seed = 0;
+  bool passed = false;
+  int64_t cases_run = 0;
+  std::map<std::string, int64_t> coverage;
+  std::optional<FuzzFailure> failure;  ///< set when it failed (class hang/crash from the watchdog too)
+  std::string worker_log;              ///< the worker's stderr tail when it did not finish cleanly
+};
+
+struct FuzzOptions {
+  std::filesystem::path work_directory;
+  int64_t cases = 100;
+  uint64_t seed = 0;
+  int workers = 4;
+  double timeout_s = 120;
+};
+
+/// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
+uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id);
+
+std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled, const FuzzOptions& options);
+
+// ---- time ----
+struct ProblemTiming {
+  Problem problem;
+  std::string baseline_version;
+  TimedEntry baseline;
+  std::vector<TimedEntry> entries;  ///< every candidate that could run it (timed, incorrect, crashed...)
+  const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
+};
+
+struct TimeOptions {
+  std::filesystem::path work_directory;
+  int64_t warmup = 5;
+  int64_t repeats = 30;
+  uint64_t seed = 0;
+  double timeout_s = 600;
+};
+
+std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
+                                      const std::vector<FuzzedCandidate>& fuzzed, const TimeOptions& options);
+
+}  // namespace tunefuzz

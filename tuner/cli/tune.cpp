@@ -1,0 +1,199 @@
+// tune: the tuning campaign's command line.
+//   tune space CONFIG [--explain 'BM=128,BN=256']   enumerate and prune the search space statically
+//   tune compile CONFIG [--jobs N]                   compile every kept candidate with NVRTC (no GPU needed)
+//   tune run [CONFIG] [--output PATH]                compile, fuzz, time against cuBLAS, write the table
+// Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "tuner/backend/nvrtc_compiler.hpp"
+#include "tuner/campaign/environment.hpp"
+#include "tuner/campaign/stages.hpp"
+#include "tuner/table/results_table.hpp"
+
+namespace {
+
+using namespace tunefuzz;
+namespace fs = std::filesystem;
+
+struct Options {
+  std::string config;
+  std::string explain;
+  std::string output;
+  std::string work_directory;
+  int jobs = 0;
+  std::string command_line;
+};
+
+void print_space(const SpaceReport& r) {
+  std::printf("template %s: %s\n", r.kernel_template->name.c_str(), r.kernel_template->summary.c_str());
+  std::printf("  enumerated %lld\n", static_cast<long long>(r.enumerated));
+  for (const PruneCount& p : r.pruned)
+    if (p.count) std::printf("  pruned %6lld  %-22s %s\n", static_cast<long long>(p.count), p.constraint.c_str(), p.reason.c_str());
+  std::printf("  kept       %lld\n", static_cast<long long>(r.kept.size()));
+}
+
+int command_space(const Options& o) {
+  const Config config = load_config(o.config);
+  if (!o.explain.empty()) {
+    for (const TemplateSearch& search : config.templates) {
+      const KernelTemplate& t = find_template(search.name, search.where);
+      const Space space(t, search, config.gpu.limits);
+      const Explanation e = space.explain(o.explain);
+      std::printf("%s %s on %s: %s\n", t.name.c_str(), e.point.str().c_str(), config.gpu.name.c_str(),
+                  e.kept() ? "KEPT" : "PRUNED");
+      std::printf("  threads per CTA %lld, shared memory %lld bytes (limit %lld)\n", static_cast<long long>(e.threads),
+                  static_cast<long long>(e.shared_memory_bytes),
+                  static_cast<long long>(config.gpu.limits.shared_memory_per_block_optin));
+      for (const auto& [constraint, holds] : e.verdicts)
+        std::printf("  %s %-22s %s\n", holds ? "ok  " : "FAIL", constraint->name.c_str(), constraint->reason.c_str());
+      if (!e.in_config_space) {
+        std::string names;
+        for (const auto& n : e.not_in_space) names += " " + n;
+        std::printf("  note: the config's space does not list the value of:%s\n", names.c_str());
+      }
+    }
+    return 0;
+  }
+  const SpaceStage stage = space_stage(config);
+  for (const SpaceReport& r : stage.reports) print_space(r);
+  std::printf("candidates (kept points x element types of the problems): %zu\n", stage.candidates.size());
+  return 0;
+}
+
+std::vector<CompiledCandidate> compile_all(const Config& config, const SpaceStage& stage, int jobs,
+                                           const NvrtcCompiler& compiler) {
+  const KernelCache cache(KernelCache::default_directory());
+  std::fprintf(stderr, "compiling %zu candidates with %s for %s (cache: %s)\n", stage.candidates.size(),
+               compiler.version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
+  return compile_stage(stage.candidates, config, compiler, cache, {template_directory(), jobs});
+}
+
+int command_compile(const Options& o) {
+  const Config config = load_config(o.config);
+  const SpaceStage stage = space_stage(config);
+  const NvrtcCompiler compiler;
+  const auto compiled = compile_all(config, stage, o.jobs, compiler);
+  for (const CompiledCandidate& c : compiled)
+    if (c.status != CompileStatus::compiled)
+      std::printf("%-15s %s: %s\n", to_string(c.status), c.candidate.id().c_str(),
+                  c.message.substr(0, c.message.find('\n')).c_str());
+  std::printf("%s", format_stage_summary(stage_summary(stage, compiled, nullptr, nullptr)).c_str());
+  return 0;
+}
+
+void print_table(const std::vector<ProblemTiming>& timings) {
+  std::printf("\n%-24s %-16s %10s %10s %8s  %s\n", "problem", "shape", "TFLOP/s", "cuBLAS", "ratio", "winner");
+  for (const ProblemTiming& t : timings) {
+    const TimedEntry* w = t.winner();
+    const std::string shape = std::to_string(t.problem.m) + "x" + std::to_string(t.problem.n) + "x" +
+                              std::to_string(t.problem.k);
+    const double ratio = w && t.baseline.status == "timed" ? t.baseline.median_ms / w->median_ms : 0;
+    std::printf("%-24s %-16s %10.1f %10.1f %8.3f  %s\n", t.problem.name.c_str(), shape.c_str(), w ? w->tflops : 0.0,
+                t.baseline.tflops, ratio, w ? w->id.c_str() : "(none)");
+  }
+}
+
+int command_run(Options o) {
+  std::string work = o.work_directory;
+  if (o.config.empty()) {
+    const ProbeOutcome probe = probe_device(work.empty() ? fs::path("tunefuzz-work") : fs::path(work));
+    if (!probe.device)
+      throw Error(ErrorKind::no_device, "no config given and no GPU to pick one for: " + probe.reason);
+    const auto found = find_config_for(*probe.device);
+    if (!found)
+      throw Error(ErrorKind::bad_input, "no shipped config names the card '" + probe.device->name +
+                                            "' (looked in configs/ and " + shipped_config_directory().string() +
+                                            "); pass one: tune run CONFIG");
+    o.config = found->string();
+    std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
+  }
+  const Config config = load_config(o.config);
+  const fs::path output = o.output.empty() ? config.output : fs::path(o.output);
+  const fs::path work_directory = work.empty() ? fs::path(output.string() + ".work") : fs::path(work);
+  fs::create_directories(work_directory);
+
+  const SpaceStage stage = space_stage(config);
+  const NvrtcCompiler compiler;
+  const auto compiled = compile_all(config, stage, o.jobs, compiler);
+
+  const ProbeOutcome probe = probe_device(work_directory);
+  if (!probe.device) {
+    std::printf("%s", format_stage_summary(stage_summary(stage, compiled, nullptr, nullptr)).c_str());
+    std::fprintf(stderr,
+                 "\nstopped after compilation: no usable GPU (%s).\n"
+                 "Fuzzing, timing against cuBLAS and the results table need a CUDA GPU; nothing was written to %s.\n",
+                 probe.reason.c_str(), output.c_str());
+    return 3;
+  }
+  const DeviceInfo& device = *probe.device;
+  if (device.arch != config.gpu.arch)
+    throw Error(ErrorKind::bad_input, "the config targets " + config.gpu.arch + " but the GPU is " + device.name +
+                                          " (" + device.arch + "); use the config for this card",
+                config.gpu.where);
+  for (const std::string& mismatch : limit_mismatches(config.gpu, device))
+    std::fprintf(stderr, "warning: %s: %s\n", config.file.c_str(), mismatch.c_str());
+
+  FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
+                           static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
+  const auto fuzzed = fuzz_stage(compiled, fuzz_options);
+  TimeOptions time_options{work_directory, config.budgets.timing_warmup, config.budgets.timing_repeats, config.seed,
+                           std::max(600.0, config.budgets.candidate_timeout_s)};
+  const auto timings = time_stage(config.problems, fuzzed, time_options);
+
+  Provenance provenance = make_provenance(o.command_line, o.config, compiler.version());
+  for (const TemplateSearch& search : config.templates) {
+    const KernelTemplate& t = find_template(search.name);
+    provenance.template_hashes[t.name] = KernelSource::load(template_directory(), t.source_file).hash();
+  }
+  write_yaml(output, results_table(device, provenance, timings, fuzzed, config.budgets.fuzz_cases));
+  const YAML::Node summary = stage_summary(stage, compiled, &fuzzed, &timings);
+  write_yaml(stage_summary_path(output), summary);
+  print_table(timings);
+  std::printf("\n%s", format_stage_summary(summary).c_str());
+  std::printf("wrote %s and %s\n", output.c_str(), stage_summary_path(output).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tune: find the fastest correct GPU kernel configuration per GPU and problem"};
+  app.require_subcommand(1);
+  Options o;
+  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+
+  CLI::App* space = app.add_subcommand("space", "enumerate the search space and prune it statically");
+  space->add_option("config", o.config, "campaign config (configs/*.yaml)")->required();
+  space->add_option("--explain", o.explain, "say why one point (NAME=VALUE,...; others default) is kept or pruned");
+
+  CLI::App* compile = app.add_subcommand("compile", "compile every kept candidate with NVRTC (no GPU needed)");
+  compile->add_option("config", o.config, "campaign config")->required();
+  compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
+
+  CLI::App* run = app.add_subcommand("run", "compile, fuzz and time every candidate; write the results table");
+  run->add_option("config", o.config, "campaign config (default: the shipped config for the detected GPU)");
+  run->add_option("-o,--output", o.output, "results table (default: the config's output)");
+  run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
+  run->add_option("--work-dir", o.work_directory, "worker jobs and logs (default: OUTPUT.work)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*space) return command_space(o);
+    if (*compile) return command_compile(o);
+    return command_run(o);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tune: error: %s\n", e.what());
+    if (!e.detail().empty()) std::fprintf(stderr, "%s\n", e.detail().c_str());
+    return exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tune: internal error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,130 @@
+#include "tuner/device/case_executor.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "fuzz/matrix.hpp"
+#include "fuzz/oracle.hpp"
+
+namespace tunefuzz::device {
+
+namespace {
+
+constexpr size_t kCanaryBytes = 4096;
+constexpr unsigned char kCanary = 0xA7;
+
+bool all_zero(const fuzz::HostMatrix& out) {
+  for (int64_t i = 0; i < out.rows(); ++i)
+    for (int64_t j = 0; j < out.cols(); ++j)
+      if (out.get(i, j) != 0.0) return false;
+  return true;
+}
+
+}  // namespace
+
+GemmShape shape_of(const fuzz::CaseRecord& r) {
+  GemmShape s;
+  s.m = r.m;
+  s.n = r.n;
+  s.k = r.k;
+  s.lda = r.lda();
+  s.ldb = r.ldb();
+  s.ldc = r.ldc();
+  return s;
+}
+
+fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
+  const Point& p = candidate.point;
+  fuzz::CaseSpace s;
+  const int64_t unit = candidate.kernel_template->parameter("PACK") && p["PACK"] ? 1 : p["VEC"];
+  s.k_unit = unit;
+  s.n_unit = unit;
+  s.tile_m = p["BM"];
+  s.tile_n = p["BN"];
+  s.tile_k = p["BK"];
+  s.stages = p["STAGES"];
+  s.sm_count = sm_count;
+  return s;
+}
+
+CaseExecutor::CaseExecutor(const Candidate& candidate, const GemmRunner& runner, CUstream stream)
+    : candidate_(candidate), runner_(runner), stream_(stream) {}
+
+CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
+  CaseOutcome outcome;
+  const GemmShape shape = shape_of(record);
+  if (auto why = runner_.refusal(shape)) {
+    outcome.refused = true;
+    outcome.failure_class = fuzz::FailureClass::not_supported;
+    outcome.message = *why;
+    return outcome;
+  }
+  const TypePair types = candidate_.types;
+  const fuzz::CaseOperands ops = fuzz::materialise(record, types.input, types.output);
+
+  a_.reserve(ops.a.size_bytes());
+  b_.reserve(ops.b.size_bytes());
+  a_.upload(ops.a.bytes(), ops.a.size_bytes());
+  b_.upload(ops.b.bytes(), ops.b.size_bytes());
+  // C sits between two canary bands; its row padding (ldc > n) holds what materialise put there.
+  const size_t c_bytes = ops.c.size_bytes();
+  std::vector<unsigned char> c_region(c_bytes + 2 * kCanaryBytes, kCanary);
+  std::memcpy(c_region.data() + kCanaryBytes, ops.c.bytes(), c_bytes);
+  c_.reserve(c_region.size());
+  c_.upload(c_region.data(), c_region.size());
+  const int64_t workspace = runner_.workspace_bytes(shape);
+  if (workspace > 0) workspace_.reserve(static_cast<size_t>(workspace));
+
+  DeviceGemm gemm;
+  gemm.a = a_.get();
+  gemm.b = b_.get();
+  gemm.c = c_.get() + kCanaryBytes;
+  gemm.shape = shape;
+  gemm.alpha = static_cast<float>(record.alpha);
+  gemm.beta = static_cast<float>(record.beta);
+  try {
+    runner_.run(gemm, workspace_.get(), stream_);
+    check(cuStreamSynchronize(stream_), "cuStreamSynchronize after the kernel");
+  } catch (const CudaError& e) {
+    if (e.poisons_context()) throw;
+    outcome.failure_class = fuzz::FailureClass::launch_error;
+    outcome.message = e.what();
+    return outcome;
+  }
+
+  std::vector<unsigned char> after(c_region.size());
+  c_.download(after.data(), after.size());
+  const int element = size_of(types.output);
+  for (size_t i = 0; i < after.size(); ++i) {
+    const bool in_c = i >= kCanaryBytes && i < kCanaryBytes + c_bytes;
+    const bool in_padding = in_c && ((i - kCanaryBytes) / element) % record.ldc() >= static_cast<size_t>(record.n);
+    if ((!in_c || in_padding) && after[i] != c_region[i]) {
+      outcome.failure_class = fuzz::FailureClass::out_of_bounds_write;
+      outcome.message = in_padding ? "wrote into the row padding of C (byte " + std::to_string(i - kCanaryBytes) + ")"
+                                   : "wrote outside C into a canary band (byte offset " +
+                                         std::to_string(static_cast<int64_t>(i) - static_cast<int64_t>(kCanaryBytes)) +
+                                         " from C)";
+      return outcome;
+    }
+  }
+  fuzz::HostMatrix out(types.output, record.m, record.n, record.ldc());
+  std::memcpy(out.bytes(), after.data() + kCanaryBytes, c_bytes);
+
+  fuzz::GemmOperands operands{&ops.a, &ops.b, &ops.c, record.alpha, record.beta};
+  const fuzz::Reference reference = fuzz::compute_reference(operands);
+  const fuzz::ArithmeticModel model{Precision::fp32, types.output, record.k};
+  const bool exact = fuzz::is_exact(record.distribution) && record.k < (int64_t{1} << 20);
+  const fuzz::Verdict verdict = fuzz::check_full(out, reference, model, exact, record.beta == 0.0);
+  if (verdict.pass) {
+    outcome.passed = true;
+    return outcome;
+  }
+  const Point& p = candidate_.point;
+  outcome.failure_class = fuzz::FailureClass::incorrect;
+  outcome.subtype = fuzz::to_string(fuzz::classify_incorrect(verdict, record.m, record.n, p["BM"], p["BN"], all_zero(out)));
+  outcome.message = (exact ? "exact: " : "bounded: ") + verdict.summary();
+  return outcome;
+}
+
+}  // namespace tunefuzz::device

@@ -1,0 +1,56 @@
+// Running one GEMM on the device: a loaded candidate (KernelRunner, per template) or the cuBLAS baseline,
+// both behind the same call so the fuzz and timing jobs treat them alike.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <cublas_v2.h>
+
+#include "tuner/device/cuda.hpp"
+#include "tuner/templates/kernel_template.hpp"
+
+namespace tunefuzz::device {
+
+/// Device operands of one GEMM; `shape` gives sizes, leading dimensions and base-address alignment.
+struct DeviceGemm {
+  CUdeviceptr a = 0, b = 0, c = 0;
+  GemmShape shape;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+class GemmRunner {
+ public:
+  virtual ~GemmRunner() = default;
+  virtual std::string name() const = 0;
+  /// Why this GEMM cannot be run, or nullopt.
+  virtual std::optional<std::string> refusal(const GemmShape& shape) const = 0;
+  /// Scratch bytes `run` needs for this shape.
+  virtual int64_t workspace_bytes(const GemmShape& shape) const = 0;
+  /// Enqueues the GEMM (and any set-up it needs) on `stream`; does not synchronise.
+  virtual void run(const DeviceGemm& gemm, CUdeviceptr workspace, CUstream stream) const = 0;
+};
+
+/// Loads a compiled candidate and checks that the module's own record of its geometry (tf_kernel_meta)
+/// matches the template's host-side formulas. Throws Error{unsupported} for templates without a runner.
+std::unique_ptr<GemmRunner> load_candidate(const Candidate& candidate, const std::string& image);
+
+/// cuBLAS (cublasGemmEx, fp32 compute) on the same operands, row-major by computing Cᵀ = Bᵀ·Aᵀ.
+class CublasRunner final : public GemmRunner {
+ public:
+  CublasRunner(TypePair types, CUstream stream);
+  ~CublasRunner() override;
+  std::string name() const override;
+  std::optional<std::string> refusal(const GemmShape& shape) const override;
+  int64_t workspace_bytes(const GemmShape&) const override { return 0; }
+  void run(const DeviceGemm& gemm, CUdeviceptr workspace, CUstream stream) const override;
+  /// e.g. `cuBLAS 13.0.2`.
+  std::string version() const;
+
+ private:
+  TypePair types_;
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace tunefuzz::device

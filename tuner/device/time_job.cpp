@@ -1,0 +1,145 @@
+// The time job: one problem, cuBLAS and every candidate on the same inputs in the same process. Each
+// implementation is first verified (Freivalds projections plus exact samples on tile boundaries, against the
+// inputs), then timed with warm-up, cold L2 and the median of many repeats.
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "fuzz/matrix.hpp"
+#include "fuzz/oracle.hpp"
+#include "tuner/backend/kernel_cache.hpp"
+#include "tuner/device/jobs.hpp"
+#include "tuner/device/runner.hpp"
+#include "tuner/device/timer.hpp"
+
+namespace tunefuzz::device {
+
+namespace {
+
+// Uniform values in [-1, 1) rounded to the matrix type, filled by all cores (the big problems hold 10^8+
+// elements). Deterministic for a seed and thread count.
+void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
+  const int64_t rows = matrix.rows();
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(seed * 1000003 + t);
+      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+      for (int64_t i = t; i < rows; i += threads)
+        for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
+    });
+  for (auto& thread : pool) thread.join();
+}
+
+class Progress {
+ public:
+  explicit Progress(const std::filesystem::path& path) : out_(path, std::ios::app) {}
+  void write(const std::string& line) { out_ << line << std::endl; }
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace
+
+TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
+  const DeviceInfo device = query_device();
+  Context context;
+  Stream stream;
+  Timer timer(stream.get(), device.l2_bytes);
+  Progress progress(job.progress);
+  const Problem& problem = job.problem;
+  const TypePair types{problem.input, problem.output};
+
+  GemmShape shape;
+  shape.m = problem.m;
+  shape.n = problem.n;
+  shape.k = problem.k;
+  shape.lda = problem.k;
+  shape.ldb = problem.n;
+  shape.ldc = problem.n;
+  shape.layout = problem.layout;
+
+  fuzz::HostMatrix a(types.input, shape.m, shape.k, shape.lda);
+  fuzz::HostMatrix b(types.input, shape.k, shape.n, shape.ldb);
+  fuzz::HostMatrix c(types.output, shape.m, shape.n, shape.ldc);
+  fill_uniform(a, job.seed + 1);
+  fill_uniform(b, job.seed + 2);
+  if (problem.beta != 0.0) fill_uniform(c, job.seed + 3);
+  DeviceBuffer a_dev(a.size_bytes()), b_dev(b.size_bytes()), c_dev(c.size_bytes()), workspace;
+  a_dev.upload(a.bytes(), a.size_bytes());
+  b_dev.upload(b.bytes(), b.size_bytes());
+  const auto reset_c = [&] {
+    if (problem.beta != 0.0)
+      c_dev.upload(c.bytes(), c.size_bytes());
+    else
+      check(cuMemsetD8(c_dev.get(), 0xFF, c.size_bytes()), "poisoning C with NaN");  // all-ones bits: NaN
+  };
+
+  DeviceGemm gemm{a_dev.get(), b_dev.get(), c_dev.get(), shape, static_cast<float>(problem.alpha),
+                  static_cast<float>(problem.beta)};
+  const fuzz::GemmOperands operands{&a, &b, &c, problem.alpha, problem.beta};
+  const fuzz::ArithmeticModel model{Precision::fp32, types.output, shape.k};
+  const fuzz::ProjectedCheck projection(operands, model, 2, job.seed + 17);  // the inputs' projections, once
+  const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+
+  // Verify one run against the inputs, then time it. Returns the entry; poisoning faults propagate.
+  const auto measure = [&](const GemmRunner& runner, const std::string& id, int64_t tile_m, int64_t tile_n) {
+    TimedEntry entry;
+    entry.id = id;
+    if (auto why = runner.refusal(shape)) {
+      entry.status = "refused";
+      entry.message = *why;
+      return entry;
+    }
+    progress.write("verify " + id);
+    const int64_t workspace_bytes = runner.workspace_bytes(shape);
+    if (workspace_bytes > 0) workspace.reserve(static_cast<size_t>(workspace_bytes));
+    reset_c();
+    try {
+      runner.run(gemm, workspace.get(), stream.get());
+      stream.synchronize();
+    } catch (const CudaError& e) {
+      if (e.poisons_context()) throw;
+      entry.status = "failed";
+      entry.message = e.what();
+      return entry;
+    }
+    fuzz::HostMatrix out(types.output, shape.m, shape.n, shape.ldc);
+    c_dev.download(out.bytes(), out.size_bytes());
+    const fuzz::Verdict verdict = projection.check(out, 512, tile_m, tile_n, job.seed + 17);
+    entry.worst_error_ratio = verdict.worst_ratio;
+    if (!verdict.pass) {
+      entry.status = "incorrect";
+      entry.message = verdict.summary();
+      return entry;
+    }
+    progress.write("time " + id);
+    const TimingStats stats = timer.time([&](CUstream s) { runner.run(gemm, workspace.get(), s); },
+                                         static_cast<int>(job.warmup), static_cast<int>(job.repeats));
+    entry.status = "timed";
+    entry.median_ms = stats.median_ms;
+    entry.min_ms = stats.min_ms;
+    entry.max_ms = stats.max_ms;
+    entry.tflops = flops / (stats.median_ms * 1e-3) / 1e12;
+    return entry;
+  };
+
+  TimeResult result;
+  CublasRunner cublas(types, stream.get());
+  result.baseline_version = cublas.version();
+  result.baseline = measure(cublas, "cublas", 0, 0);
+  write_partial(result);
+  for (const TimeJob::Entry& e : job.candidates) {
+    const Candidate candidate = parse_candidate_id(e.candidate);
+    const auto runner = load_candidate(candidate, read_whole_file(e.image));
+    result.entries.push_back(measure(*runner, e.candidate, candidate.point["BM"], candidate.point["BN"]));
+    write_partial(result);
+  }
+  return result;
+}
+
+}  // namespace tunefuzz::device

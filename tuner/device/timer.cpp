@@ -1,0 +1,47 @@
+#include "tuner/device/timer.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace tunefuzz::device {
+
+namespace {
+struct Event {
+  CUevent handle = nullptr;
+  Event() { check(cuEventCreate(&handle, CU_EVENT_DEFAULT), "cuEventCreate"); }
+  ~Event() {
+    if (handle) cuEventDestroy(handle);
+  }
+  Event(Event&& other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
+  Event(const Event&) = delete;
+};
+}  // namespace
+
+Timer::Timer(CUstream stream, int64_t l2_bytes) : stream_(stream), flush_(static_cast<size_t>(2 * l2_bytes)) {}
+
+TimingStats Timer::time(const std::function<void(CUstream)>& launch, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) launch(stream_);
+  check(cuStreamSynchronize(stream_), "cuStreamSynchronize (warm-up)");
+  std::vector<Event> starts(repeats), ends(repeats);
+  for (int i = 0; i < repeats; ++i) {
+    check(cuMemsetD32Async(flush_.get(), static_cast<unsigned>(i), flush_.bytes() / 4, stream_), "L2 flush");
+    check(cuEventRecord(starts[i].handle, stream_), "cuEventRecord");
+    launch(stream_);
+    check(cuEventRecord(ends[i].handle, stream_), "cuEventRecord");
+  }
+  check(cuStreamSynchronize(stream_), "cuStreamSynchronize (timing)");
+  TimingStats stats;
+  for (int i = 0; i < repeats; ++i) {
+    float ms = 0;
+    check(cuEventElapsedTime(&ms, starts[i].handle, ends[i].handle), "cuEventElapsedTime");
+    stats.samples_ms.push_back(ms);
+  }
+  std::vector<double> sorted = stats.samples_ms;
+  std::sort(sorted.begin(), sorted.end());
+  stats.min_ms = sorted.front();
+  stats.max_ms = sorted.back();
+  stats.median_ms = repeats % 2 ? sorted[repeats / 2] : 0.5 * (sorted[repeats / 2 - 1] + sorted[repeats / 2]);
+  return stats;
+}
+
+}  // namespace tunefuzz::device

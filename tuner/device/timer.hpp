@@ -1,0 +1,31 @@
+// Timing on the device the way the figures are reported: warm-up launches first, then each timed launch
+// between two CUDA events with the L2 cache flushed (a memset over twice its size) before it, so every
+// repeat starts cold; the median of the repeats is the figure.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "tuner/device/cuda.hpp"
+
+namespace tunefuzz::device {
+
+struct TimingStats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::vector<double> samples_ms;
+  /// (max - min) / median: how noisy the repeats were.
+  double spread() const { return median_ms > 0 ? (max_ms - min_ms) / median_ms : 0; }
+};
+
+class Timer {
+ public:
+  /// `l2_bytes`: the device's L2 size; the flush buffer is twice that.
+  Timer(CUstream stream, int64_t l2_bytes);
+  TimingStats time(const std::function<void(CUstream)>& launch, int warmup, int repeats);
+
+ private:
+  CUstream stream_;
+  DeviceBuffer flush_;
+};
+
+}  // namespace tunefuzz::device

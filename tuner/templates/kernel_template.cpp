@@ -1,0 +1,127 @@
+#include "tuner/templates/kernel_template.hpp"
+
+#include <charconv>
+
+#include "tuner/templates/gemm_mma.hpp"
+
+namespace tunefuzz {
+
+int64_t Point::operator[](std::string_view name) const {
+  for (const auto& [key, value] : values_)
+    if (key == name) return value;
+  throw Error(ErrorKind::internal, "point has no parameter '" + std::string(name) + "'");
+}
+
+std::string Point::str() const {
+  std::string out;
+  for (const auto& [key, value] : values_) {
+    if (!out.empty()) out += ',';
+    out += key + "=" + std::to_string(value);
+  }
+  return out;
+}
+
+const ParameterDecl* KernelTemplate::parameter(std::string_view parameter_name) const {
+  for (const auto& decl : parameters)
+    if (decl.name == parameter_name) return &decl;
+  return nullptr;
+}
+
+std::vector<Define> KernelTemplate::defines(const Point& point, TypePair types, int mutant) const {
+  std::vector<Define> out;
+  for (const auto& decl : parameters)
+    if (decl.compile_time) out.push_back({decl.name, point[decl.name]});
+  out.push_back({"TF_INPUT", template_code(types.input)});
+  out.push_back({"TF_OUTPUT", template_code(types.output)});
+  if (mutant != 0) out.push_back({"TF_MUTANT", mutant});
+  return out;
+}
+
+Point KernelTemplate::default_point() const {
+  std::vector<std::pair<std::string, int64_t>> values;
+  for (const auto& decl : parameters) values.emplace_back(decl.name, decl.default_value);
+  return Point(std::move(values));
+}
+
+std::string Candidate::id() const {
+  std::string out = kernel_template->name + "/" + to_string(types.input) + "-" + to_string(types.output) + "/" +
+                    point.str();
+  if (mutant != 0) out += "/mutant=" + std::to_string(mutant);
+  return out;
+}
+
+const std::vector<const KernelTemplate*>& all_templates() {
+  static const std::vector<const KernelTemplate*> templates = {&gemm_mma_template()};
+  return templates;
+}
+
+const KernelTemplate& find_template(std::string_view name, const SourceLocation& where) {
+  std::string known;
+  for (const KernelTemplate* t : all_templates()) {
+    if (t->name == name) return *t;
+    known += (known.empty() ? "" : ", ") + t->name;
+  }
+  throw Error(ErrorKind::bad_input, "unknown template '" + std::string(name) + "' (known: " + known + ")", where);
+}
+
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+int64_t parse_integer(std::string_view text, std::string_view id) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    throw Error(ErrorKind::bad_input, "malformed candidate id '" + std::string(id) + "': '" + std::string(text) +
+                                          "' is not an integer");
+  return value;
+}
+
+}  // namespace
+
+Candidate parse_candidate_id(std::string_view id) {
+  const auto fail = [&](const std::string& why) {
+    return Error(ErrorKind::bad_input, "malformed candidate id '" + std::string(id) + "': " + why);
+  };
+  const auto parts = split(id, '/');
+  if (parts.size() != 3 && parts.size() != 4) throw fail("expected template/types/point[/mutant=N]");
+  Candidate candidate;
+  candidate.kernel_template = &find_template(parts[0]);
+  const auto types = split(parts[1], '-');
+  if (types.size() != 2) throw fail("types must read input-output, e.g. bf16-bf16");
+  const auto input = parse_precision(types[0]);
+  const auto output = parse_precision(types[1]);
+  if (!input || !output) throw fail("unknown element type in '" + std::string(parts[1]) + "'");
+  candidate.types = {*input, *output};
+  std::vector<std::pair<std::string, int64_t>> values;
+  for (const auto& decl : candidate.kernel_template->parameters) values.emplace_back(decl.name, decl.default_value);
+  for (std::string_view assignment : split(parts[2], ',')) {
+    const size_t eq = assignment.find('=');
+    if (eq == std::string_view::npos) throw fail("'" + std::string(assignment) + "' is not NAME=VALUE");
+    const std::string name(assignment.substr(0, eq));
+    bool known = false;
+    for (auto& [key, value] : values)
+      if (key == name) {
+        value = parse_integer(assignment.substr(eq + 1), id);
+        known = true;
+      }
+    if (!known) throw fail("template " + candidate.kernel_template->name + " has no parameter '" + name + "'");
+  }
+  candidate.point = Point(std::move(values));
+  if (parts.size() == 4) {
+    if (!parts[3].starts_with("mutant=")) throw fail("the fourth part must be mutant=N");
+    candidate.mutant = static_cast<int>(parse_integer(parts[3].substr(7), id));
+  }
+  return candidate;
+}
+
+}  // namespace tunefuzz

@@ -1,0 +1,125 @@
+// What a kernel template declares to the tuner, in one place: its tunable parameters (name, default,
+// one-line meaning), its constraints (each with a one-line reason shown when it prunes), its shared-memory
+// and thread-count formulas, the defines it compiles with, which problems it supports, and how it is
+// launched. The kernel source under templates/ holds the same names, defaults and static_asserts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tuner/common/precision.hpp"
+#include "tuner/config/config.hpp"
+
+namespace tunefuzz {
+
+/// A tunable's values at one point of the space, in the template's parameter order.
+class Point {
+ public:
+  Point() = default;
+  explicit Point(std::vector<std::pair<std::string, int64_t>> values) : values_(std::move(values)) {}
+
+  /// The value of `name`; throws Error{internal} if the template has no such parameter.
+  int64_t operator[](std::string_view name) const;
+  const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
+  /// `BM=128,BN=128,...` in parameter order.
+  std::string str() const;
+
+  friend bool operator==(const Point&, const Point&) = default;
+
+ private:
+  std::vector<std::pair<std::string, int64_t>> values_;
+};
+
+struct ParameterDecl {
+  std::string name;
+  int64_t default_value;
+  std::string meaning;
+  bool compile_time = true;  ///< passed to the compiler as a define; false: read only by the launcher
+};
+
+/// A rule every kept point must satisfy; `reason` is what `tune space` prints when it prunes.
+struct Constraint {
+  std::string name;    ///< short key used in counts, e.g. `shared_memory`
+  std::string reason;  ///< one line: why a point that breaks it is impossible or useless
+  std::function<bool(const Point&, const GpuLimits&)> holds;
+};
+
+/// A problem as a kernel sees it: shape, leading dimensions, layout, and the byte alignment of the
+/// operands' base addresses.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  Layout layout;
+  int64_t a_alignment = 256, b_alignment = 256, c_alignment = 256;  ///< bytes the base address is a multiple of
+};
+
+/// How one problem is launched: the main kernel's grid, block and dynamic shared memory, plus the scratch
+/// memory the launcher needs for per-problem set-up (packing, split-K workspaces, ...).
+struct LaunchGeometry {
+  int64_t grid_x = 1, grid_y = 1, grid_z = 1;
+  int64_t block_x = 1;
+  int64_t shared_memory_bytes = 0;
+  int64_t workspace_bytes = 0;
+};
+
+/// A compile-time define, always a validated integer: config text never reaches compiler options.
+struct Define {
+  std::string name;
+  int64_t value;
+};
+
+/// Element types a candidate is compiled for.
+struct TypePair {
+  Precision input = Precision::bf16;
+  Precision output = Precision::bf16;
+  friend bool operator==(const TypePair&, const TypePair&) = default;
+};
+
+struct KernelTemplate {
+  std::string name;         ///< as written in configs and tables
+  std::string source_file;  ///< file under the templates directory
+  std::string summary;      ///< one line for `tune space`
+  std::vector<std::string> entry_points;  ///< kernels the module must export
+  std::vector<ParameterDecl> parameters;
+  std::vector<Constraint> constraints;    ///< checked in order; the first that fails names the prune reason
+  std::vector<TypePair> supported_types;
+  std::function<int64_t(const Point&)> shared_memory_bytes;
+  std::function<int64_t(const Point&)> threads_per_block;
+  /// PTX instructions the template means to use at this point; missing ones mean a slower path was taken.
+  std::function<std::vector<std::string>(const Point&)> expected_instructions;
+  /// Why this point cannot compute this problem, or nullopt when it can.
+  std::function<std::optional<std::string>(const Point&, const GemmShape&)> refusal;
+  std::function<LaunchGeometry(const Point&, const GemmShape&)> geometry;
+
+  const ParameterDecl* parameter(std::string_view parameter_name) const;
+  /// The defines a candidate compiles with: every compile-time parameter, the types, and TF_MUTANT when set.
+  std::vector<Define> defines(const Point& point, TypePair types, int mutant = 0) const;
+  /// The point with every parameter at its default.
+  Point default_point() const;
+};
+
+/// One unit of work for the campaign: a template at one point, compiled for one pair of element types.
+struct Candidate {
+  const KernelTemplate* kernel_template = nullptr;
+  Point point;
+  TypePair types;
+  int mutant = 0;  ///< an injected bug (fuzzer validation only); 0 in tuning campaigns
+
+  /// `gemm_mma/bf16-bf16/BM=128,...` (`/mutant=N` appended when set): the key of journals and tables.
+  std::string id() const;
+};
+
+/// Every template tunefuzz knows, by name.
+const std::vector<const KernelTemplate*>& all_templates();
+/// Throws Error{bad_input} naming the known templates when `name` is not one of them.
+const KernelTemplate& find_template(std::string_view name, const SourceLocation& where = {});
+
+/// Parses `gemm_mma/bf16-bf16/BM=128,...[/mutant=N]` back into a candidate (the inverse of Candidate::id).
+Candidate parse_candidate_id(std::string_view id);
+
+}  // namespace tunefuzz

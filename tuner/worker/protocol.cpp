@@ -1,0 +1,292 @@
+#include "tuner/worker/protocol.hpp"
+
+#include <sstream>
+
+#include "tuner/backend/kernel_cache.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+template <class T>
+T get(const YAML::Node& node, const char* key) {
+  const YAML::Node value = node[key];
+  if (!value) throw Error(ErrorKind::bad_input, std::string("missing field '") + key + "'");
+  try {
+    return value.as<T>();
+  } catch (const YAML::Exception&) {
+    throw Error(ErrorKind::bad_input, std::string("field '") + key + "' has the wrong type",
+                {"", value.Mark().line + 1, value.Mark().column + 1, key});
+  }
+}
+
+template <class T>
+T get_or(const YAML::Node& node, const char* key, T fallback) {
+  return node[key] ? get<T>(node, key) : fallback;
+}
+
+Precision precision_field(const YAML::Node& node, const char* key) {
+  const auto p = parse_precision(get<std::string>(node, key));
+  if (!p) throw Error(ErrorKind::bad_input, std::string("field '") + key + "' is not an element type");
+  return *p;
+}
+
+}  // namespace
+
+YAML::Node to_yaml(const fuzz::CaseRecord& r) {
+  YAML::Node n;
+  n["m"] = r.m;
+  n["n"] = r.n;
+  n["k"] = r.k;
+  n["lda_pad"] = r.lda_pad;
+  n["ldb_pad"] = r.ldb_pad;
+  n["ldc_pad"] = r.ldc_pad;
+  n["alpha"] = r.alpha;
+  n["beta"] = r.beta;
+  n["distribution"] = fuzz::to_string(r.distribution);
+  n["seed"] = r.seed;
+  n.SetStyle(YAML::EmitterStyle::Flow);
+  return n;
+}
+
+fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
+  fuzz::CaseRecord r;
+  r.m = get<int64_t>(n, "m");
+  r.n = get<int64_t>(n, "n");
+  r.k = get<int64_t>(n, "k");
+  r.lda_pad = get_or<int64_t>(n, "lda_pad", 0);
+  r.ldb_pad = get_or<int64_t>(n, "ldb_pad", 0);
+  r.ldc_pad = get_or<int64_t>(n, "ldc_pad", 0);
+  r.alpha = get_or<double>(n, "alpha", 1.0);
+  r.beta = get_or<double>(n, "beta", 0.0);
+  if (!fuzz::parse_distribution(get_or<std::string>(n, "distribution", "small_int"), r.distribution))
+    throw Error(ErrorKind::bad_input, "unknown distribution in case record");
+  r.seed = get_or<uint64_t>(n, "seed", 0);
+  if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0)
+    throw Error(ErrorKind::bad_input, "case record sizes must be >= 1 and paddings >= 0");
+  return r;
+}
+
+YAML::Node to_yaml(const DeviceInfo& d) {
+  YAML::Node n;
+  n["name"] = d.name;
+  n["arch"] = d.arch;
+  n["sm_count"] = d.limits.sm_count;
+  n["shared_memory_per_block_optin"] = d.limits.shared_memory_per_block_optin;
+  n["shared_memory_per_sm"] = d.limits.shared_memory_per_sm;
+  n["shared_memory_reserved_per_block"] = d.limits.shared_memory_reserved_per_block;
+  n["registers_per_sm"] = d.limits.registers_per_sm;
+  n["max_threads_per_block"] = d.limits.max_threads_per_block;
+  n["max_threads_per_sm"] = d.limits.max_threads_per_sm;
+  n["max_blocks_per_sm"] = d.limits.max_blocks_per_sm;
+  n["l2_bytes"] = d.l2_bytes;
+  n["memory_bytes"] = d.memory_bytes;
+  n["driver_version"] = d.driver_version;
+  n["cuda_driver_api"] = d.cuda_driver_api;
+  return n;
+}
+
+DeviceInfo device_info_from_yaml(const YAML::Node& n) {
+  DeviceInfo d;
+  d.name = get<std::string>(n, "name");
+  d.arch = get<std::string>(n, "arch");
+  d.limits.sm_count = get<int64_t>(n, "sm_count");
+  d.limits.shared_memory_per_block_optin = get<int64_t>(n, "shared_memory_per_block_optin");
+  d.limits.shared_memory_per_sm = get<int64_t>(n, "shared_memory_per_sm");
+  d.limits.shared_memory_reserved_per_block = get<int64_t>(n, "shared_memory_reserved_per_block");
+  d.limits.registers_per_sm = get<int64_t>(n, "registers_per_sm");
+  d.limits.max_threads_per_block = get<int64_t>(n, "max_threads_per_block");
+  d.limits.max_threads_per_sm = get<int64_t>(n, "max_threads_per_sm");
+  d.limits.max_blocks_per_sm = get<int64_t>(n, "max_blocks_per_sm");
+  d.l2_bytes = get<int64_t>(n, "l2_bytes");
+  d.memory_bytes = get<int64_t>(n, "memory_bytes");
+  d.driver_version = get<std::string>(n, "driver_version");
+  d.cuda_driver_api = get<int>(n, "cuda_driver_api");
+  return d;
+}
+
+YAML::Node to_yaml(const Problem& p) {
+  YAML::Node n;
+  n["name"] = p.name;
+  n["m"] = p.m;
+  n["n"] = p.n;
+  n["k"] = p.k;
+  n["precision"] = to_string(p.input);
+  n["output"] = to_string(p.output);
+  n["layout"] = to_string(p.layout);
+  n["alpha"] = p.alpha;
+  n["beta"] = p.beta;
+  return n;
+}
+
+Problem problem_from_yaml(const YAML::Node& n) {
+  Problem p;
+  p.name = get<std::string>(n, "name");
+  p.m = get<int64_t>(n, "m");
+  p.n = get<int64_t>(n, "n");
+  p.k = get<int64_t>(n, "k");
+  p.input = precision_field(n, "precision");
+  p.output = precision_field(n, "output");
+  const auto layout = parse_layout(get<std::string>(n, "layout"));
+  if (!layout) throw Error(ErrorKind::bad_input, "field 'layout' is not RR, RC, CR or CC");
+  p.layout = *layout;
+  p.alpha = get<double>(n, "alpha");
+  p.beta = get<double>(n, "beta");
+  return p;
+}
+
+YAML::Node to_yaml(const FuzzJob& j) {
+  YAML::Node n;
+  n["kind"] = "fuzz";
+  n["candidate"] = j.candidate;
+  n["image"] = j.image.string();
+  n["cases"] = j.cases;
+  n["seed"] = j.seed;
+  n["progress"] = j.progress.string();
+  return n;
+}
+
+FuzzJob fuzz_job_from_yaml(const YAML::Node& n) {
+  FuzzJob j;
+  j.candidate = get<std::string>(n, "candidate");
+  j.image = get<std::string>(n, "image");
+  j.cases = get<int64_t>(n, "cases");
+  j.seed = get<uint64_t>(n, "seed");
+  j.progress = get<std::string>(n, "progress");
+  return j;
+}
+
+YAML::Node to_yaml(const FuzzResult& r) {
+  YAML::Node n;
+  n["passed"] = r.passed;
+  n["cases_run"] = r.cases_run;
+  YAML::Node coverage(YAML::NodeType::Map);
+  for (const auto& [tag, count] : r.coverage) coverage[tag] = count;
+  n["coverage"] = coverage;
+  if (r.failure) {
+    const FuzzFailure& f = *r.failure;
+    YAML::Node failure;
+    failure["class"] = fuzz::to_string(f.failure_class);
+    failure["subtype"] = f.subtype;
+    failure["message"] = f.message;
+    failure["first_case"] = to_yaml(f.first_case);
+    failure["shrunk_case"] = to_yaml(f.shrunk_case);
+    failure["cases_until_failure"] = f.cases_until_failure;
+    failure["shrink_steps"] = f.shrink_steps;
+    failure["reproduce"] = f.reproduce;
+    n["failure"] = failure;
+  }
+  return n;
+}
+
+FuzzResult fuzz_result_from_yaml(const YAML::Node& n) {
+  FuzzResult r;
+  r.passed = get<bool>(n, "passed");
+  r.cases_run = get<int64_t>(n, "cases_run");
+  for (const auto& entry : n["coverage"]) r.coverage[entry.first.as<std::string>()] = entry.second.as<int64_t>();
+  if (const YAML::Node f = n["failure"]) {
+    FuzzFailure failure;
+    const auto failure_class = fuzz::parse_failure_class(get<std::string>(f, "class"));
+    if (!failure_class) throw Error(ErrorKind::bad_input, "unknown failure class");
+    failure.failure_class = *failure_class;
+    failure.subtype = get_or<std::string>(f, "subtype", "");
+    failure.message = get_or<std::string>(f, "message", "");
+    failure.first_case = case_from_yaml(f["first_case"]);
+    failure.shrunk_case = case_from_yaml(f["shrunk_case"]);
+    failure.cases_until_failure = get_or<int64_t>(f, "cases_until_failure", 0);
+    failure.shrink_steps = get_or<int64_t>(f, "shrink_steps", 0);
+    failure.reproduce = get_or<std::string>(f, "reproduce", "");
+    r.failure = failure;
+  }
+  return r;
+}
+
+YAML::Node to_yaml(const TimeJob& j) {
+  YAML::Node n;
+  n["kind"] = "time";
+  n["problem"] = to_yaml(j.problem);
+  for (const auto& e : j.candidates) {
+    YAML::Node entry;
+    entry["candidate"] = e.candidate;
+    entry["image"] = e.image.string();
+    n["candidates"].push_back(entry);
+  }
+  n["warmup"] = j.warmup;
+  n["repeats"] = j.repeats;
+  n["seed"] = j.seed;
+  n["progress"] = j.progress.string();
+  return n;
+}
+
+TimeJob time_job_from_yaml(const YAML::Node& n) {
+  TimeJob j;
+  j.problem = problem_from_yaml(n["problem"]);
+  for (const auto& e : n["candidates"])
+    j.candidates.push_back({get<std::string>(e, "candidate"), get<std::string>(e, "image")});
+  j.warmup = get<int64_t>(n, "warmup");
+  j.repeats = get<int64_t>(n, "repeats");
+  j.seed = get<uint64_t>(n, "seed");
+  j.progress = get<std::string>(n, "progress");
+  return j;
+}
+
+YAML::Node to_yaml(const TimedEntry& e) {
+  YAML::Node n;
+  n["id"] = e.id;
+  n["status"] = e.status;
+  if (!e.message.empty()) n["message"] = e.message;
+  n["median_ms"] = e.median_ms;
+  n["min_ms"] = e.min_ms;
+  n["max_ms"] = e.max_ms;
+  n["tflops"] = e.tflops;
+  n["worst_error_ratio"] = e.worst_error_ratio;
+  return n;
+}
+
+TimedEntry timed_entry_from_yaml(const YAML::Node& n) {
+  TimedEntry e;
+  e.id = get<std::string>(n, "id");
+  e.status = get<std::string>(n, "status");
+  e.message = get_or<std::string>(n, "message", "");
+  e.median_ms = get<double>(n, "median_ms");
+  e.min_ms = get<double>(n, "min_ms");
+  e.max_ms = get<double>(n, "max_ms");
+  e.tflops = get<double>(n, "tflops");
+  e.worst_error_ratio = get_or<double>(n, "worst_error_ratio", 0.0);
+  return e;
+}
+
+YAML::Node to_yaml(const TimeResult& r) {
+  YAML::Node n;
+  n["baseline_version"] = r.baseline_version;
+  n["baseline"] = to_yaml(r.baseline);
+  n["entries"] = YAML::Node(YAML::NodeType::Sequence);
+  for (const auto& e : r.entries) n["entries"].push_back(to_yaml(e));
+  return n;
+}
+
+TimeResult time_result_from_yaml(const YAML::Node& n) {
+  TimeResult r;
+  r.baseline_version = get_or<std::string>(n, "baseline_version", "");
+  r.baseline = timed_entry_from_yaml(n["baseline"]);
+  for (const auto& e : n["entries"]) r.entries.push_back(timed_entry_from_yaml(e));
+  return r;
+}
+
+void write_yaml(const std::filesystem::path& path, const YAML::Node& node) {
+  YAML::Emitter out;
+  out << node;
+  write_file_atomically(path, std::string(out.c_str()) + "\n");
+}
+
+YAML::Node read_yaml(const std::filesystem::path& path) {
+  try {
+    return YAML::LoadFile(path.string());
+  } catch (const YAML::BadFile&) {
+    throw Error(ErrorKind::io, "cannot read " + path.string());
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::bad_input, e.msg, {path.string(), e.mark.line + 1, e.mark.column + 1, ""});
+  }
+}
+
+}  // namespace tunefuzz

@@ -1,0 +1,110 @@
+// The messages between the coordinator (tune, fuzz) and a worker process (tunefuzz-worker): a job file in,
+// a result file out, both YAML, plus a progress file the worker appends to before each launch so that when
+// it crashes or hangs the coordinator knows what it was doing. One job is one unit of work (a candidate to
+// fuzz, a problem to time), so jobs can be spread over GPUs and machines without changing their meaning.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "fuzz/case.hpp"
+#include "fuzz/triage.hpp"
+#include "tuner/config/config.hpp"
+
+namespace tunefuzz {
+
+/// What the worker found on the machine.
+struct DeviceInfo {
+  std::string name;
+  std::string arch;
+  GpuLimits limits;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  std::string driver_version;
+  int cuda_driver_api = 0;
+};
+
+struct FuzzJob {
+  std::string candidate;  ///< Candidate::id()
+  std::filesystem::path image;
+  int64_t cases = 100;
+  uint64_t seed = 0;
+  std::filesystem::path progress;
+};
+
+struct FuzzFailure {
+  fuzz::FailureClass failure_class = fuzz::FailureClass::incorrect;
+  std::string subtype;  ///< IncorrectKind for `incorrect`, empty otherwise
+  std::string message;
+  fuzz::CaseRecord first_case;   ///< the case that failed first
+  fuzz::CaseRecord shrunk_case;  ///< the smallest case that fails the same way
+  int64_t cases_until_failure = 0;
+  int64_t shrink_steps = 0;
+  std::string reproduce;  ///< RapidCheck reproduce string (RC_PARAMS="reproduce=...")
+};
+
+struct FuzzResult {
+  bool passed = false;
+  int64_t cases_run = 0;
+  std::map<std::string, int64_t> coverage;  ///< case tag → cases that carried it
+  std::optional<FuzzFailure> failure;
+};
+
+struct TimeJob {
+  Problem problem;
+  struct Entry {
+    std::string candidate;
+    std::filesystem::path image;
+  };
+  std::vector<Entry> candidates;
+  int64_t warmup = 5;
+  int64_t repeats = 30;
+  uint64_t seed = 0;
+  std::filesystem::path progress;
+};
+
+/// One implementation timed on one problem.
+struct TimedEntry {
+  std::string id;      ///< candidate id, or `cublas`
+  std::string status;  ///< timed | refused | incorrect | failed
+  std::string message;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double tflops = 0;  ///< 2·M·N·K / median
+  double worst_error_ratio = 0;  ///< oracle's worst error/bound on the verification run
+};
+
+struct TimeResult {
+  std::string baseline_version;
+  TimedEntry baseline;
+  std::vector<TimedEntry> entries;
+};
+
+YAML::Node to_yaml(const fuzz::CaseRecord& record);
+fuzz::CaseRecord case_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const DeviceInfo& info);
+DeviceInfo device_info_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const Problem& problem);
+Problem problem_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const FuzzJob& job);
+FuzzJob fuzz_job_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const FuzzResult& result);
+FuzzResult fuzz_result_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const TimeJob& job);
+TimeJob time_job_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const TimedEntry& entry);
+TimedEntry timed_entry_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const TimeResult& result);
+TimeResult time_result_from_yaml(const YAML::Node& node);
+
+/// Writes a node as a YAML document, atomically.
+void write_yaml(const std::filesystem::path& path, const YAML::Node& node);
+/// Reads a YAML document; throws Error{bad_input} naming the file on malformed input.
+YAML::Node read_yaml(const std::filesystem::path& path);
+
+}  // namespace tunefuzz

@@ -1,0 +1,147 @@
+// Process handling is written on posix_spawn/waitpid: Boost.Process 1.74 (Debian 12) has known wait_for
+// defects when several children run at once (boostorg/process#347, klemens-morgenstern/boost-process#223),
+// which is exactly how campaigns run workers.
+#include "tuner/worker/worker_client.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "tuner/common/error.hpp"
+#include "tuner/worker/protocol.hpp"
+
+extern char** environ;
+
+namespace tunefuzz {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tail_of_file(const fs::path& path, size_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(in.tellg());
+  in.seekg(static_cast<std::streamoff>(size > bytes ? size - bytes : 0));
+  std::string text(std::min(size, bytes), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return text;
+}
+
+std::string last_line(const fs::path& path) {
+  std::string text = tail_of_file(path, 4096);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  const size_t newline = text.rfind('\n');
+  return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
+}  // namespace
+
+std::string WorkerOutcome::describe() const {
+  std::string out;
+  switch (end) {
+    case End::finished: return "finished";
+    case End::error: out = "failed (exit code " + std::to_string(exit_code) + ")"; break;
+    case End::crashed:
+      out = signal ? "crashed (signal " + std::to_string(signal) + ": " + strsignal(signal) + ")"
+                   : "crashed (CUDA context poisoned)";
+      break;
+    case End::hung: out = "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s"; break;
+    case End::failed_to_start: out = "could not start"; break;
+  }
+  if (!last_progress.empty()) out += " during: " + last_progress;
+  return out;
+}
+
+fs::path worker_executable() {
+  if (const char* path = std::getenv("TUNEFUZZ_WORKER"); path && *path) return path;
+  return fs::read_symlink("/proc/self/exe").parent_path() / "tunefuzz-worker";
+}
+
+WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
+                         double timeout_s) {
+  const fs::path job_path = directory / (name + ".job.yaml");
+  const fs::path result_path = directory / (name + ".result.yaml");
+  const fs::path log_path = directory / (name + ".log");
+  fs::remove(result_path);
+  write_yaml(job_path, job);
+
+  WorkerOutcome outcome;
+  const fs::path exe = worker_executable();
+  if (!fs::exists(exe)) {
+    outcome.stderr_tail = "worker executable not found: " + exe.string();
+    return outcome;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // own group: the watchdog kills all of it
+  posix_spawnattr_setpgroup(&attributes, 0);
+  std::vector<std::string> args = {exe.string(), job_path.string(), result_path.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) {
+    outcome.stderr_tail = "posix_spawn " + exe.string() + ": " + std::strerror(spawned);
+    return outcome;
+  }
+
+  int status = 0;
+  bool killed = false;
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!killed && outcome.seconds > timeout_s) {
+      kill(-pid, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.stderr_tail = tail_of_file(log_path, 4000);
+  if (job["progress"]) outcome.last_progress = last_line(job["progress"].as<std::string>());
+  if (fs::exists(result_path)) {
+    try {
+      outcome.result = read_yaml(result_path);
+    } catch (const Error&) {
+      // a result cut short by the kill: treat as absent
+    }
+  }
+  if (killed) {
+    outcome.end = WorkerOutcome::End::hung;
+  } else if (WIFSIGNALED(status)) {
+    outcome.end = WorkerOutcome::End::crashed;
+    outcome.signal = WTERMSIG(status);
+  } else {
+    outcome.exit_code = WEXITSTATUS(status);
+    if (outcome.exit_code == 0)
+      outcome.end = WorkerOutcome::End::finished;
+    else if (outcome.exit_code == 4)
+      outcome.end = WorkerOutcome::End::crashed;
+    else if (outcome.exit_code == 127 || outcome.exit_code == 3)
+      outcome.end = WorkerOutcome::End::failed_to_start;
+    else
+      outcome.end = WorkerOutcome::End::error;
+  }
+  return outcome;
+}
+
+}  // namespace tunefuzz
