@@ -4,6 +4,8 @@
 #include "fuzz/oracle.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -419,34 +421,44 @@ Verdict ProjectedCheck::check(const HostMatrix& out, int64_t samples, int64_t ti
 
   if (rounds_ == 0) return builder.finish();
 
-  // 3. Projections: out·r against the cached alpha·A(B·r) + beta·C·r, streaming row blocks of the output.
+  // 3. Projections: out·r against the cached alpha·A(B·r) + beta·C·r. The pass over the output is split into
+  //    row blocks across cores (large outputs hold 10^8 elements); judging stays in row order.
   //    Tolerance per row: the element bound summed with weights |r_j|, written with |out| in place of
   //    |ref| (hence the factor 1 + 2·u_out), plus the error of the double arithmetic itself.
+  Eigen::MatrixXd got(m, rounds_), got_abs(m, rounds_);
+  const int64_t step = block_rows(n);
+  const int64_t blocks = (m + step - 1) / step;
+  std::atomic<int64_t> next_block{0};
+  const auto project = [&] {
+    for (int64_t block = next_block++; block < blocks; block = next_block++) {
+      const int64_t begin = block * step, count = std::min(step, m - begin);
+      const Eigen::MatrixXd o = to_eigen(out, begin, count);
+      got.middleRows(begin, count).noalias() = o * r_;
+      got_abs.middleRows(begin, count).noalias() = o.cwiseAbs() * r_abs_;
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  for (unsigned t = 1; t < std::min<int64_t>(threads, blocks); ++t) pool.emplace_back(project);
+  project();
+  for (auto& thread : pool) thread.join();
+
   const double u_out = unit_roundoff(model.output);
   const double accumulation = 2.0 * static_cast<double>(model.k + 2) * unit_roundoff(model.accumulator);
   const double arithmetic = 4.0 * static_cast<double>(k + n + 4) * 0x1p-53;  // double rounding of the sums
-  const int64_t step = block_rows(n);
-  for (int64_t begin = 0; begin < m; begin += step) {
-    const int64_t count = std::min(step, m - begin);
-    const Eigen::MatrixXd o = to_eigen(out, begin, count);
-    const Eigen::MatrixXd got = o * r_;
-    const Eigen::MatrixXd got_abs = o.cwiseAbs() * r_abs_;
-    for (int64_t local = 0; local < count; ++local) {
-      const int64_t row = begin + local;
-      if (!row_finite[static_cast<size_t>(row)]) continue;
-      for (int round = 0; round < rounds_; ++round) {
-        const double expected = expected_(row, round);
-        const double magnitude = magnitude_(row, round);
-        const double tolerance =
-            (1.0 + 2.0 * u_out) * (accumulation * magnitude + u_out * got_abs(local, round) +
-                                   smallest_normal(model.output) * r_abs_sum_(round)) +
-            arithmetic * (magnitude + got_abs(local, round));
-        if (!std::isfinite(expected) || !std::isfinite(tolerance)) continue;  // nothing to compare against
-        const double difference = std::fabs(got(local, round) - expected);
-        builder.add_ratio(difference / tolerance);
-        builder.add(difference <= tolerance ? Outcome::pass : Outcome::wrong,
-                    {row, -1, got(local, round), expected, tolerance});
-      }
+  for (int64_t row = 0; row < m; ++row) {
+    if (!row_finite[static_cast<size_t>(row)]) continue;
+    for (int round = 0; round < rounds_; ++round) {
+      const double expected = expected_(row, round);
+      const double magnitude = magnitude_(row, round);
+      const double tolerance = (1.0 + 2.0 * u_out) * (accumulation * magnitude + u_out * got_abs(row, round) +
+                                                      smallest_normal(model.output) * r_abs_sum_(round)) +
+                               arithmetic * (magnitude + got_abs(row, round));
+      if (!std::isfinite(expected) || !std::isfinite(tolerance)) continue;  // nothing to compare against
+      const double difference = std::fabs(got(row, round) - expected);
+      builder.add_ratio(difference / tolerance);
+      builder.add(difference <= tolerance ? Outcome::pass : Outcome::wrong,
+                  {row, -1, got(row, round), expected, tolerance});
     }
   }
   return builder.finish();

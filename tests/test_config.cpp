@@ -96,6 +96,8 @@ budgets:
   fuzz_cases: 7
   timing_warmup: 0
   timing_repeats: 3
+  timing_screen_repeats: 2
+  timing_finalists: 0
   candidate_timeout_s: 2.5
   fuzz_workers: 8
 seed: 18446744073709551615
@@ -167,6 +169,8 @@ TEST(Config, ParsesEveryFieldOfACompleteDocument) {
   EXPECT_EQ(config.budgets.fuzz_cases, 7);
   EXPECT_EQ(config.budgets.timing_warmup, 0);
   EXPECT_EQ(config.budgets.timing_repeats, 3);
+  EXPECT_EQ(config.budgets.timing_screen_repeats, 2);
+  EXPECT_EQ(config.budgets.timing_finalists, 0);
   EXPECT_EQ(config.budgets.candidate_timeout_s, 2.5);
   EXPECT_EQ(config.budgets.fuzz_workers, 8);
   EXPECT_EQ(config.seed, std::numeric_limits<uint64_t>::max());
@@ -203,6 +207,8 @@ output: out.yaml
   EXPECT_EQ(config.budgets.fuzz_cases, 100);
   EXPECT_EQ(config.budgets.timing_warmup, 5);
   EXPECT_EQ(config.budgets.timing_repeats, 30);
+  EXPECT_EQ(config.budgets.timing_screen_repeats, 3);
+  EXPECT_EQ(config.budgets.timing_finalists, 8);
   EXPECT_EQ(config.budgets.candidate_timeout_s, 120.0);
   EXPECT_EQ(config.budgets.fuzz_workers, 4);
   EXPECT_EQ(config.seed, 0u);

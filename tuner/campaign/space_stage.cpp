@@ -18,7 +18,13 @@ SpaceStage space_stage(const Config& config) {
     SpaceReport report = space.prune();
     for (const TypePair& types : wanted) {
       if (std::find(t.supported_types.begin(), t.supported_types.end(), types) == t.supported_types.end()) continue;
-      for (const Point& point : report.kept) stage.candidates.push_back({&t, point, types});
+      for (const Point& point : report.kept) {
+        Candidate candidate{&t, point, types};
+        // Two spaces of one template may overlap: each candidate is kept once.
+        const bool seen = std::any_of(stage.candidates.begin(), stage.candidates.end(),
+                                      [&](const Candidate& c) { return c.id() == candidate.id(); });
+        if (!seen) stage.candidates.push_back(std::move(candidate));
+      }
     }
     stage.reports.push_back(std::move(report));
   }

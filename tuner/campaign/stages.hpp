@@ -85,7 +85,7 @@ struct ProblemTiming {
   Problem problem;
   std::string baseline_version;
   TimedEntry baseline;
-  std::vector<TimedEntry> entries;  ///< every candidate that could run it (timed, incorrect, crashed...)
+  std::vector<TimedEntry> entries;  ///< every candidate that could run it (timed, screened, incorrect, ...)
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
 };
 
@@ -93,6 +93,8 @@ struct TimeOptions {
   std::filesystem::path work_directory;
   int64_t warmup = 5;
   int64_t repeats = 30;
+  int64_t screen_repeats = 3;
+  int64_t finalists = 8;
   uint64_t seed = 0;
   double timeout_s = 600;
 };

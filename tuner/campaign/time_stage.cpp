@@ -1,6 +1,7 @@
-// Times every fuzz survivor on each problem it supports, against cuBLAS in the same worker process. If the
-// worker dies mid-problem, the candidate it was on is recorded as crashed (or hung) and the rest of the
-// problem is timed in a fresh worker.
+// Times every fuzz survivor on each problem it supports, against cuBLAS in the same worker process: a short
+// screening round for all, then the fastest few verified against the inputs and timed in full. If the worker
+// dies mid-problem, the candidate it was on is recorded as crashed (or hung) and the rest of the problem is
+// timed in a fresh worker.
 #include <algorithm>
 #include <set>
 
@@ -43,6 +44,8 @@ ProblemTiming time_problem(const Problem& problem, const std::vector<const Fuzze
     for (const FuzzedCandidate* c : remaining) job.candidates.push_back({c->candidate.id(), c->image});
     job.warmup = options.warmup;
     job.repeats = options.repeats;
+    job.screen_repeats = options.screen_repeats;
+    job.finalists = options.finalists;
     job.seed = options.seed;
     const std::string name = "time-" + std::to_string(index) + "-" + std::to_string(attempt);
     job.progress = options.work_directory / (name + ".progress");

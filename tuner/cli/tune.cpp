@@ -139,7 +139,12 @@ int command_run(Options o) {
   FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
                            static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
   const auto fuzzed = fuzz_stage(compiled, fuzz_options);
-  TimeOptions time_options{work_directory, config.budgets.timing_warmup, config.budgets.timing_repeats, config.seed,
+  TimeOptions time_options{work_directory,
+                           config.budgets.timing_warmup,
+                           config.budgets.timing_repeats,
+                           config.budgets.timing_screen_repeats,
+                           config.budgets.timing_finalists,
+                           config.seed,
                            std::max(600.0, config.budgets.candidate_timeout_s)};
   const auto timings = time_stage(config.problems, fuzzed, time_options);
 

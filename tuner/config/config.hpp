@@ -69,7 +69,9 @@ struct Pruning {
 struct Budgets {
   int64_t fuzz_cases = 100;          ///< RapidCheck cases per candidate
   int64_t timing_warmup = 5;         ///< untimed launches before timing
-  int64_t timing_repeats = 30;       ///< timed launches per candidate and problem (median reported)
+  int64_t timing_repeats = 30;       ///< timed launches per finalist and problem (median reported)
+  int64_t timing_screen_repeats = 3; ///< timed launches per candidate in the screening round
+  int64_t timing_finalists = 8;      ///< fastest screened candidates verified and timed in full (0 = all)
   double candidate_timeout_s = 120;  ///< a worker taking longer is killed and its candidate marked `hang`
   int64_t fuzz_workers = 4;          ///< fuzz worker processes sharing the GPU at once
 };

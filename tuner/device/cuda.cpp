@@ -166,7 +166,10 @@ std::pair<CUdeviceptr, size_t> Module::global(const std::string& name) const {
   return {pointer, bytes};
 }
 
-Stream::Stream() { check(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate"); }
+// A blocking stream: work on it is ordered after the legacy stream, which runs the synchronous copies. A
+// pageable cuMemcpyHtoD returns before its DMA lands; a non-blocking stream let kernels overtake that tail
+// (the fuzzer caught it as "unwritten" outputs overwritten by the late NaN poison).
+Stream::Stream() { check(cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate"); }
 
 Stream::~Stream() {
   if (stream_) cuStreamDestroy(stream_);

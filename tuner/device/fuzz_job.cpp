@@ -114,7 +114,8 @@ FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzR
   const auto count_tags = [&](const rc::detail::Distribution& distribution) {
     for (const auto& [tags, count] : distribution)
       for (const auto& joined : tags) {
-        std::istringstream words(joined);
+        std::istringstream words(joined.size() >= 2 && joined.front() == '"' ? joined.substr(1, joined.size() - 2)
+                                                                             : joined);
         std::string tag;
         while (words >> tag) result.coverage[tag] += count;
       }

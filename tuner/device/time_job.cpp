@@ -6,6 +6,8 @@
 #include <fstream>
 #include <random>
 #include <thread>
+#include <algorithm>
+#include <memory>
 
 #include "fuzz/matrix.hpp"
 #include "fuzz/oracle.hpp"
@@ -86,28 +88,41 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   const fuzz::ProjectedCheck projection(operands, model, 2, job.seed + 17);  // the inputs' projections, once
   const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
 
-  // Verify one run against the inputs, then time it. Returns the entry; poisoning faults propagate.
-  const auto measure = [&](const GemmRunner& runner, const std::string& id, int64_t tile_m, int64_t tile_n) {
-    TimedEntry entry;
-    entry.id = id;
-    if (auto why = runner.refusal(shape)) {
-      entry.status = "refused";
-      entry.message = *why;
-      return entry;
-    }
-    progress.write("verify " + id);
+  const auto reserve_workspace = [&](const GemmRunner& runner) {
     const int64_t workspace_bytes = runner.workspace_bytes(shape);
     if (workspace_bytes > 0) workspace.reserve(static_cast<size_t>(workspace_bytes));
-    reset_c();
+  };
+  const auto run_once = [&](const GemmRunner& runner) {
+    reserve_workspace(runner);
+    runner.run(gemm, workspace.get(), stream.get());
+    stream.synchronize();
+  };
+  const auto time_it = [&](const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry) {
+    reserve_workspace(runner);
+    const TimingStats stats = timer.time([&](CUstream s) { runner.run(gemm, workspace.get(), s); },
+                                         static_cast<int>(warmup), static_cast<int>(repeats));
+    entry.median_ms = stats.median_ms;
+    entry.min_ms = stats.min_ms;
+    entry.max_ms = stats.max_ms;
+    entry.tflops = flops / (stats.median_ms * 1e-3) / 1e12;
+  };
+  // A failure the context survives marks the entry; a poisoning fault propagates and ends the process.
+  const auto guarded = [&](TimedEntry& entry, const std::function<void()>& step) {
     try {
-      runner.run(gemm, workspace.get(), stream.get());
-      stream.synchronize();
+      step();
+      return true;
     } catch (const CudaError& e) {
       if (e.poisons_context()) throw;
       entry.status = "failed";
       entry.message = e.what();
-      return entry;
+      return false;
     }
+  };
+  // Run once on fresh C, check the output against the inputs, then time with the full repeats.
+  const auto verify_and_time = [&](const GemmRunner& runner, TimedEntry& entry, int64_t tile_m, int64_t tile_n) {
+    progress.write("verify " + entry.id);
+    reset_c();
+    if (!guarded(entry, [&] { run_once(runner); })) return;
     fuzz::HostMatrix out(types.output, shape.m, shape.n, shape.ldc);
     c_dev.download(out.bytes(), out.size_bytes());
     const fuzz::Verdict verdict = projection.check(out, 512, tile_m, tile_n, job.seed + 17);
@@ -115,28 +130,58 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     if (!verdict.pass) {
       entry.status = "incorrect";
       entry.message = verdict.summary();
-      return entry;
+      return;
     }
-    progress.write("time " + id);
-    const TimingStats stats = timer.time([&](CUstream s) { runner.run(gemm, workspace.get(), s); },
-                                         static_cast<int>(job.warmup), static_cast<int>(job.repeats));
-    entry.status = "timed";
-    entry.median_ms = stats.median_ms;
-    entry.min_ms = stats.min_ms;
-    entry.max_ms = stats.max_ms;
-    entry.tflops = flops / (stats.median_ms * 1e-3) / 1e12;
-    return entry;
+    progress.write("time " + entry.id);
+    if (guarded(entry, [&] { time_it(runner, job.warmup, job.repeats, entry); })) entry.status = "timed";
   };
 
   TimeResult result;
   CublasRunner cublas(types, stream.get());
   result.baseline_version = cublas.version();
-  result.baseline = measure(cublas, "cublas", 0, 0);
+  result.baseline.id = "cublas";
+  if (auto why = cublas.refusal(shape)) {
+    result.baseline.status = "refused";
+    result.baseline.message = *why;
+  } else {
+    verify_and_time(cublas, result.baseline, 0, 0);
+  }
   write_partial(result);
+
+  // Screening: every candidate the problem suits, a few timed launches each.
+  struct Loaded {
+    std::unique_ptr<GemmRunner> runner;
+    Candidate candidate;
+    size_t entry;
+  };
+  std::vector<Loaded> screened;
   for (const TimeJob::Entry& e : job.candidates) {
+    TimedEntry entry;
+    entry.id = e.candidate;
     const Candidate candidate = parse_candidate_id(e.candidate);
-    const auto runner = load_candidate(candidate, read_whole_file(e.image));
-    result.entries.push_back(measure(*runner, e.candidate, candidate.point["BM"], candidate.point["BN"]));
+    auto runner = load_candidate(candidate, read_whole_file(e.image));
+    if (auto why = runner->refusal(shape)) {
+      entry.status = "refused";
+      entry.message = *why;
+    } else {
+      progress.write("screen " + entry.id);
+      if (guarded(entry, [&] { time_it(*runner, 1, job.screen_repeats, entry); })) {
+        entry.status = "screened";
+        screened.push_back({std::move(runner), candidate, result.entries.size()});
+      }
+    }
+    result.entries.push_back(entry);
+    write_partial(result);
+  }
+
+  // Finalists: the fastest screened candidates, verified against the inputs and timed in full.
+  std::sort(screened.begin(), screened.end(), [&](const Loaded& x, const Loaded& y) {
+    return result.entries[x.entry].median_ms < result.entries[y.entry].median_ms;
+  });
+  const size_t finalists = job.finalists > 0 ? std::min<size_t>(job.finalists, screened.size()) : screened.size();
+  for (size_t i = 0; i < finalists; ++i) {
+    const Loaded& f = screened[i];
+    verify_and_time(*f.runner, result.entries[f.entry], f.candidate.point["BM"], f.candidate.point["BN"]);
     write_partial(result);
   }
   return result;

@@ -52,6 +52,13 @@ std::vector<Constraint> constraints() {
       {"accumulators", "the warp tile's fp32 accumulators, WM*WN/32 registers per thread, leave too few of the "
                        "255 registers for operands (limit 128)",
        [](const Point& p, const GpuLimits&) { return p["WM"] * p["WN"] / 32 <= 128; }},
+      {"register_budget", "accumulators plus ~32 registers of operands and addresses exceed what each of the "
+                          "CTA's threads can have (registers per SM / threads, at most 255)",
+       [](const Point& p, const GpuLimits& limits) {
+         const int64_t per_thread = std::min<int64_t>(limits.max_registers_per_thread,
+                                                      limits.registers_per_sm / threads(p));
+         return p["WM"] * p["WN"] / 32 + 32 <= per_thread;
+       }},
       {"stages", "STAGES must be at least 2: one stage loads while another is consumed",
        [](const Point& p, const GpuLimits&) { return p["STAGES"] >= 2; }},
       {"vector_width", "VEC must be 1, 2, 4 or 8 elements (2- to 16-byte loads)",

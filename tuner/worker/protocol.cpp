@@ -213,6 +213,8 @@ YAML::Node to_yaml(const TimeJob& j) {
   }
   n["warmup"] = j.warmup;
   n["repeats"] = j.repeats;
+  n["screen_repeats"] = j.screen_repeats;
+  n["finalists"] = j.finalists;
   n["seed"] = j.seed;
   n["progress"] = j.progress.string();
   return n;
@@ -225,6 +227,8 @@ TimeJob time_job_from_yaml(const YAML::Node& n) {
     j.candidates.push_back({get<std::string>(e, "candidate"), get<std::string>(e, "image")});
   j.warmup = get<int64_t>(n, "warmup");
   j.repeats = get<int64_t>(n, "repeats");
+  j.screen_repeats = get<int64_t>(n, "screen_repeats");
+  j.finalists = get<int64_t>(n, "finalists");
   j.seed = get<uint64_t>(n, "seed");
   j.progress = get<std::string>(n, "progress");
   return j;
@@ -275,6 +279,7 @@ TimeResult time_result_from_yaml(const YAML::Node& n) {
 
 void write_yaml(const std::filesystem::path& path, const YAML::Node& node) {
   YAML::Emitter out;
+  out.SetDoublePrecision(12);  // 800.55, not 800.54999999999995
   out << node;
   write_file_atomically(path, std::string(out.c_str()) + "\n");
 }

@@ -64,7 +64,9 @@ struct TimeJob {
   };
   std::vector<Entry> candidates;
   int64_t warmup = 5;
-  int64_t repeats = 30;
+  int64_t repeats = 30;        ///< timed launches per finalist
+  int64_t screen_repeats = 3;  ///< timed launches per candidate in the screening round
+  int64_t finalists = 8;       ///< fastest screened candidates verified and fully timed (0 = all)
   uint64_t seed = 0;
   std::filesystem::path progress;
 };
@@ -72,7 +74,9 @@ struct TimeJob {
 /// One implementation timed on one problem.
 struct TimedEntry {
   std::string id;      ///< candidate id, or `cublas`
-  std::string status;  ///< timed | refused | incorrect | failed
+  /// timed (verified, full repeats) | screened (screening repeats only) | refused | incorrect | failed |
+  /// crashed | hung
+  std::string status;
   std::string message;
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double tflops = 0;  ///< 2·M·N·K / median
