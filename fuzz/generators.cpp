@@ -63,6 +63,19 @@ Gen<Shape> gen_shape(const CaseSpace& s) {
         return Shape{std::max<int64_t>(1, m), n, k};
       },
       gen::element(5, 12, 25), gen::map(gen::inRange<int64_t>(1, 8), [u](int64_t x) { return x * u; }));
+  // Huge: C's element offsets cross 2^31 (row·ldc), with K small so the work stays modest. Not capped by
+  // max_macs: the executor checks such cases with projections instead of a full reference.
+  const int64_t nu = s.n_unit;
+  const Gen<Shape> huge = gen::apply(
+      [nu](int64_t extra_rows, int64_t n_units, int64_t k) {
+        const int64_t n = n_units * nu;
+        const int64_t m = (int64_t{1} << 31) / n + extra_rows;
+        return Shape{m, n, k};
+      },
+      gen::inRange<int64_t>(1, 300), gen::inRange<int64_t>(32768 / nu, 32768 / nu + 8),
+      gen::map(gen::inRange<int64_t>(1, 5), [u](int64_t x) { return x * u; }));
+  if (s.huge_weight > 0)
+    return gen::weightedOneOf<Shape>({{6, general}, {1, large_k}, {1, waves}, {static_cast<size_t>(s.huge_weight), huge}});
   return gen::weightedOneOf<Shape>({{6, general}, {1, large_k}, {1, waves}});
 }
 
@@ -84,13 +97,16 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
         r.m = shape.m;
         r.n = shape.n;
         r.k = shape.k;
-        // Keep the full reference affordable: shrink K (in units) when m·n·k is too large.
-        if (r.m * r.n * r.k > s.max_macs) r.k = round_down(s.max_macs / (r.m * r.n), s.k_unit);
+        // Keep the full reference affordable: shrink K (in units) when m·n·k is too large. Huge cases (C beyond
+        // 2^31 elements) keep their K and are checked by projection; their C is write-only (beta = 0).
+        const bool huge = r.m * r.n > (int64_t{1} << 31);
+        if (!huge && r.m * r.n * r.k > s.max_macs) r.k = round_down(s.max_macs / (r.m * r.n), s.k_unit);
         r.lda_pad = lda_pad;
         r.ldb_pad = ldb_pad;
         r.ldc_pad = ldc_pad;
         r.alpha = ab.first;
-        r.beta = ab.second;
+        r.beta = huge ? 0.0 : ab.second;
+        if (huge) r.ldc_pad = 0;
         r.distribution = d;
         r.seed = seed;
         return r;
@@ -109,6 +125,7 @@ std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
   if (r.k % s.tile_k) tags.push_back("k_tail");
   if (r.k > s.tile_k * (s.stages - 1) && r.k <= s.tile_k * (s.stages + 1)) tags.push_back("k_pipeline_edge");
   if (r.k >= 65536) tags.push_back("large_k");
+  if (r.m * r.n > (int64_t{1} << 31)) tags.push_back("huge_offsets");
   const int64_t tiles = ((r.m + s.tile_m - 1) / s.tile_m) * ((r.n + s.tile_n - 1) / s.tile_n);
   if (tiles > s.sm_count) tags.push_back("multi_wave");
   if (r.lda_pad || r.ldb_pad || r.ldc_pad) tags.push_back("padded_ld");

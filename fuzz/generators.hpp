@@ -22,6 +22,9 @@ struct CaseSpace {
   int64_t stages = 3;
   int64_t sm_count = 132;
   int64_t max_macs = int64_t{1} << 27;  ///< m·n·k cap, so a full double reference stays cheap
+  /// Weight (against 8 for all other shapes) of "huge" cases: C with more than 2^31 elements, K small, so
+  /// 32-bit offset arithmetic overflows. Each costs seconds and 8+ GB, so campaigns opt in (0 = never).
+  int huge_weight = 0;
 };
 
 rc::Gen<CaseRecord> gen_case(const CaseSpace& space);

@@ -161,10 +161,12 @@ void HostMatrix::set(int64_t row, int64_t col, double value) {
 
 void HostMatrix::fill(double value) {
   if (rows_ == 0 || ld_ == 0) return;
-  set(0, 0, value);  // one rounded element, then copied byte for byte
-  const size_t element = static_cast<size_t>(size_of(type_));
-  for (size_t offset = element; offset < storage_.size(); offset += element) {
-    std::memcpy(storage_.data() + offset, storage_.data(), element);
+  set(0, 0, value);  // one rounded element, then copied byte for byte, doubling the filled prefix each time
+  size_t filled = static_cast<size_t>(size_of(type_));
+  while (filled < storage_.size()) {
+    const size_t chunk = std::min(filled, storage_.size() - filled);
+    std::memcpy(storage_.data() + filled, storage_.data(), chunk);
+    filled += chunk;
   }
 }
 

@@ -2,6 +2,9 @@
 // register spills, occupancy below the configured minimum, and PTX that lacks the instructions the template
 // means to use (a slower path).
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "tuner/campaign/progress.hpp"
@@ -65,20 +68,32 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
       sources.emplace(c.kernel_template->source_file,
                       KernelSource::load(options.template_directory, c.kernel_template->source_file));
 
+  // Candidates that differ only in launcher parameters (PACK) share one image: compile each key once.
   std::vector<CompiledCandidate> out(candidates.size());
-  Progress progress("compile", static_cast<int64_t>(candidates.size()));
+  std::vector<CompileRequest> requests;
+  std::map<std::string, std::vector<size_t>> by_key;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    out[i].candidate = c;
+    requests.push_back({&sources.at(c.kernel_template->source_file),
+                        c.kernel_template->defines(c.point, c.types, c.mutant), config.gpu.arch});
+    out[i].key = compiler.key(requests.back());
+    by_key[out[i].key].push_back(i);
+  }
+  std::vector<const std::vector<size_t>*> groups;
+  for (const auto& [key, members] : by_key) groups.push_back(&members);
+
+  Progress progress("compile", static_cast<int64_t>(groups.size()));
   std::atomic<size_t> next{0};
   std::mutex log_mutex;
   const auto work = [&] {
-    for (size_t i = next++; i < candidates.size(); i = next++) {
-      CompiledCandidate& record = out[i];
-      record.candidate = candidates[i];
-      const Candidate& c = candidates[i];
-      const CompileRequest request{&sources.at(c.kernel_template->source_file),
-                                   c.kernel_template->defines(c.point, c.types, c.mutant), config.gpu.arch};
+    for (size_t g = next++; g < groups.size(); g = next++) {
+      const std::vector<size_t>& members = *groups[g];
+      const CompileRequest& request = requests[members.front()];
+      std::optional<CompiledKernel> kernel;
+      std::string failure;
       try {
-        record.key = compiler.key(request);
-        std::optional<CompiledKernel> kernel = cache.load(record.key, [&](const std::string& why) {
+        kernel = cache.load(out[members.front()].key, [&](const std::string& why) {
           std::lock_guard lock(log_mutex);
           std::fprintf(stderr, "\n%s\n", why.c_str());
         });
@@ -86,16 +101,23 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
           kernel = compiler.compile(request);
           cache.store(*kernel);
         }
+      } catch (const Error& e) {
+        failure = e.what();
+        if (!e.detail().empty()) failure += "\n" + e.detail();
+      }
+      for (size_t i : members) {
+        CompiledCandidate& record = out[i];
+        if (!kernel) {
+          record.status = CompileStatus::compile_failed;
+          record.message = failure;
+          continue;
+        }
         record.from_cache = kernel->from_cache;
-        record.seconds = kernel->from_cache ? 0 : kernel->compile_seconds;
+        record.seconds = kernel->from_cache || i != members.front() ? 0 : kernel->compile_seconds;
         record.image = cache.image_path(record.key);
         judge_resources(record, *kernel, config);
-      } catch (const Error& e) {
-        record.status = CompileStatus::compile_failed;
-        record.message = e.what();
-        if (!e.detail().empty()) record.message += "\n" + e.detail();
       }
-      progress.advance(c.id());
+      progress.advance(out[members.front()].candidate.id());
     }
   };
   const unsigned threads = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -107,7 +129,8 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
     kept += r.status == CompileStatus::compiled;
     cached += r.from_cache;
   }
-  progress.finish(std::to_string(kept) + " kept, " + std::to_string(cached) + " from cache");
+  progress.finish(std::to_string(groups.size()) + " distinct images for " + std::to_string(out.size()) +
+                  " candidates; " + std::to_string(kept) + " kept, " + std::to_string(cached) + " from cache");
   return out;
 }
 

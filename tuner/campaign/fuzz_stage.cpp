@@ -59,6 +59,7 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   job.image = compiled.image;
   job.cases = options.cases;
   job.seed = out.seed;
+  job.huge_weight = options.huge_weight;
   job.progress = options.work_directory / (name + ".progress");
   std::filesystem::remove(job.progress);
   const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s);

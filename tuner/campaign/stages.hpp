@@ -65,6 +65,7 @@ struct FuzzedCandidate {
   std::map<std::string, int64_t> coverage;
   std::optional<FuzzFailure> failure;  ///< set when it failed (class hang/crash from the watchdog too)
   std::string worker_log;              ///< the worker's stderr tail when it did not finish cleanly
+  std::filesystem::path reproducer;    ///< written by write_reproducers for a failure
 };
 
 struct FuzzOptions {
@@ -73,12 +74,19 @@ struct FuzzOptions {
   uint64_t seed = 0;
   int workers = 4;
   double timeout_s = 120;
+  int huge_weight = 0;  ///< see fuzz::CaseSpace::huge_weight
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
 uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id);
 
 std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled, const FuzzOptions& options);
+
+/// Writes a reproducer file (tuner/campaign/reproducer.hpp) for every failed candidate into `directory` and
+/// records its path in the candidate's record.
+void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const std::filesystem::path& directory,
+                       const std::filesystem::path& template_directory, const DeviceInfo& device,
+                       const std::string& arch);
 
 // ---- time ----
 struct ProblemTiming {

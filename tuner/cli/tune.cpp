@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "tuner/backend/compiler.hpp"
 #include "tuner/campaign/environment.hpp"
+#include "tuner/campaign/reproducer.hpp"
+#include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/table/results_table.hpp"
 
@@ -63,24 +65,13 @@ int command_space(const Options& o) {
   return 0;
 }
 
-std::vector<CompiledCandidate> compile_all(const Config& config, const SpaceStage& stage, int jobs,
-                                           const NvrtcCompiler& compiler) {
-  const KernelCache cache(KernelCache::default_directory());
-  std::fprintf(stderr, "compiling %zu candidates with %s for %s (cache: %s)\n", stage.candidates.size(),
-               compiler.version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
-  return compile_stage(stage.candidates, config, compiler, cache, {template_directory(), jobs});
-}
-
 int command_compile(const Options& o) {
-  const Config config = load_config(o.config);
-  const SpaceStage stage = space_stage(config);
-  const NvrtcCompiler compiler;
-  const auto compiled = compile_all(config, stage, o.jobs, compiler);
-  for (const CompiledCandidate& c : compiled)
+  const Prepared prepared = prepare(o.config, o.jobs);
+  for (const CompiledCandidate& c : prepared.compiled)
     if (c.status != CompileStatus::compiled)
       std::printf("%-15s %s: %s\n", to_string(c.status), c.candidate.id().c_str(),
                   c.message.substr(0, c.message.find('\n')).c_str());
-  std::printf("%s", format_stage_summary(stage_summary(stage, compiled, nullptr, nullptr)).c_str());
+  std::printf("%s", format_stage_summary(stage_summary(prepared.space, prepared.compiled, nullptr, nullptr)).c_str());
   return 0;
 }
 
@@ -110,35 +101,31 @@ int command_run(Options o) {
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
-  const Config config = load_config(o.config);
+  const Prepared prepared = prepare(o.config, o.jobs);
+  const Config& config = prepared.config;
+  const SpaceStage& stage = prepared.space;
+  const auto& compiled = prepared.compiled;
   const fs::path output = o.output.empty() ? config.output : fs::path(o.output);
   const fs::path work_directory = work.empty() ? fs::path(output.string() + ".work") : fs::path(work);
   fs::create_directories(work_directory);
 
-  const SpaceStage stage = space_stage(config);
-  const NvrtcCompiler compiler;
-  const auto compiled = compile_all(config, stage, o.jobs, compiler);
-
-  const ProbeOutcome probe = probe_device(work_directory);
-  if (!probe.device) {
+  DeviceInfo device;
+  try {
+    device = require_device(config, work_directory);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::no_device) throw;
     std::printf("%s", format_stage_summary(stage_summary(stage, compiled, nullptr, nullptr)).c_str());
     std::fprintf(stderr,
-                 "\nstopped after compilation: no usable GPU (%s).\n"
+                 "\nstopped after compilation: %s.\n"
                  "Fuzzing, timing against cuBLAS and the results table need a CUDA GPU; nothing was written to %s.\n",
-                 probe.reason.c_str(), output.c_str());
+                 e.message().c_str(), output.c_str());
     return 3;
   }
-  const DeviceInfo& device = *probe.device;
-  if (device.arch != config.gpu.arch)
-    throw Error(ErrorKind::bad_input, "the config targets " + config.gpu.arch + " but the GPU is " + device.name +
-                                          " (" + device.arch + "); use the config for this card",
-                config.gpu.where);
-  for (const std::string& mismatch : limit_mismatches(config.gpu, device))
-    std::fprintf(stderr, "warning: %s: %s\n", config.file.c_str(), mismatch.c_str());
 
   FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
                            static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
-  const auto fuzzed = fuzz_stage(compiled, fuzz_options);
+  auto fuzzed = fuzz_stage(compiled, fuzz_options);
+  write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
   TimeOptions time_options{work_directory,
                            config.budgets.timing_warmup,
                            config.budgets.timing_repeats,
@@ -148,7 +135,7 @@ int command_run(Options o) {
                            std::max(600.0, config.budgets.candidate_timeout_s)};
   const auto timings = time_stage(config.problems, fuzzed, time_options);
 
-  Provenance provenance = make_provenance(o.command_line, o.config, compiler.version());
+  Provenance provenance = make_provenance(o.command_line, o.config, prepared.compiler);
   for (const TemplateSearch& search : config.templates) {
     const KernelTemplate& t = find_template(search.name);
     provenance.template_hashes[t.name] = KernelSource::load(template_directory(), t.source_file).hash();

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fuzz/case.hpp"
 #include "fuzz/generators.hpp"
@@ -26,8 +27,14 @@ class CaseExecutor {
  public:
   CaseExecutor(const Candidate& candidate, const GemmRunner& runner, CUstream stream);
   CaseOutcome run(const fuzz::CaseRecord& record);
+  /// Keep a copy of each run's output (for determinism checks).
+  void keep_outputs(bool keep) { keep_output_ = keep; }
+  /// The bytes of C (with its row padding) after the last run that got that far (with keep_outputs).
+  const std::vector<unsigned char>& last_output() const { return last_output_; }
 
  private:
+  bool keep_output_ = false;
+  std::vector<unsigned char> last_output_;
   Candidate candidate_;
   const GemmRunner& runner_;
   CUstream stream_;

@@ -48,7 +48,8 @@ FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzR
   Stream stream;
   const Candidate candidate = parse_candidate_id(job.candidate);
   const auto runner = load_candidate(candidate, read_whole_file(job.image));
-  const fuzz::CaseSpace space = case_space_for(candidate, device.limits.sm_count);
+  fuzz::CaseSpace space = case_space_for(candidate, device.limits.sm_count);
+  space.huge_weight = job.huge_weight;
   CaseExecutor executor(candidate, *runner, stream.get());
   ProgressLog progress(job.progress);
 

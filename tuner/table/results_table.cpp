@@ -100,6 +100,7 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
       failure["seed"] = f.seed;
       failure["shrunk_case"] = to_yaml(f.failure->shrunk_case);
       if (!f.failure->reproduce.empty()) failure["reproduce"] = f.failure->reproduce;
+      if (!f.reproducer.empty()) failure["reproducer"] = f.reproducer.string();
       fuzz["failures"].push_back(failure);
     }
     fuzz["fuzzed"] = static_cast<int64_t>(fuzzed->size());

@@ -142,6 +142,7 @@ YAML::Node to_yaml(const FuzzJob& j) {
   n["image"] = j.image.string();
   n["cases"] = j.cases;
   n["seed"] = j.seed;
+  n["huge_weight"] = j.huge_weight;
   n["progress"] = j.progress.string();
   return n;
 }
@@ -152,6 +153,7 @@ FuzzJob fuzz_job_from_yaml(const YAML::Node& n) {
   j.image = get<std::string>(n, "image");
   j.cases = get<int64_t>(n, "cases");
   j.seed = get<uint64_t>(n, "seed");
+  j.huge_weight = get_or<int>(n, "huge_weight", 0);
   j.progress = get<std::string>(n, "progress");
   return j;
 }
@@ -274,6 +276,47 @@ TimeResult time_result_from_yaml(const YAML::Node& n) {
   r.baseline_version = get_or<std::string>(n, "baseline_version", "");
   r.baseline = timed_entry_from_yaml(n["baseline"]);
   for (const auto& e : n["entries"]) r.entries.push_back(timed_entry_from_yaml(e));
+  return r;
+}
+
+YAML::Node to_yaml(const CaseJob& j) {
+  YAML::Node n;
+  n["kind"] = "case";
+  n["candidate"] = j.candidate;
+  n["image"] = j.image.string();
+  n["case"] = to_yaml(j.record);
+  n["runs"] = j.runs;
+  n["progress"] = j.progress.string();
+  return n;
+}
+
+CaseJob case_job_from_yaml(const YAML::Node& n) {
+  CaseJob j;
+  j.candidate = get<std::string>(n, "candidate");
+  j.image = get<std::string>(n, "image");
+  j.record = case_from_yaml(n["case"]);
+  j.runs = get_or<int64_t>(n, "runs", 2);
+  j.progress = get<std::string>(n, "progress");
+  return j;
+}
+
+YAML::Node to_yaml(const CaseResult& r) {
+  YAML::Node n;
+  n["passed"] = r.passed;
+  n["refused"] = r.refused;
+  n["class"] = r.failure_class;
+  n["subtype"] = r.subtype;
+  n["message"] = r.message;
+  return n;
+}
+
+CaseResult case_result_from_yaml(const YAML::Node& n) {
+  CaseResult r;
+  r.passed = get<bool>(n, "passed");
+  r.refused = get_or<bool>(n, "refused", false);
+  r.failure_class = get_or<std::string>(n, "class", "");
+  r.subtype = get_or<std::string>(n, "subtype", "");
+  r.message = get_or<std::string>(n, "message", "");
   return r;
 }
 

@@ -35,6 +35,7 @@ struct FuzzJob {
   std::filesystem::path image;
   int64_t cases = 100;
   uint64_t seed = 0;
+  int huge_weight = 0;  ///< fuzz::CaseSpace::huge_weight: how often C's offsets cross 2^31
   std::filesystem::path progress;
 };
 
@@ -88,6 +89,28 @@ struct TimeResult {
   TimedEntry baseline;
   std::vector<TimedEntry> entries;
 };
+
+/// Runs one case on one candidate (replaying a reproducer), `runs` times to check determinism.
+struct CaseJob {
+  std::string candidate;
+  std::filesystem::path image;
+  fuzz::CaseRecord record;
+  int64_t runs = 2;
+  std::filesystem::path progress;
+};
+
+struct CaseResult {
+  bool passed = false;
+  bool refused = false;
+  std::string failure_class;  ///< empty when passed
+  std::string subtype;
+  std::string message;
+};
+
+YAML::Node to_yaml(const CaseJob& job);
+CaseJob case_job_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const CaseResult& result);
+CaseResult case_result_from_yaml(const YAML::Node& node);
 
 YAML::Node to_yaml(const fuzz::CaseRecord& record);
 fuzz::CaseRecord case_from_yaml(const YAML::Node& node);

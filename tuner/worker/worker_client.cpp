@@ -68,7 +68,7 @@ fs::path worker_executable() {
 }
 
 WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
-                         double timeout_s) {
+                         double timeout_s, const std::vector<std::string>& wrapper) {
   const fs::path job_path = directory / (name + ".job.yaml");
   const fs::path result_path = directory / (name + ".result.yaml");
   const fs::path log_path = directory / (name + ".log");
@@ -89,17 +89,18 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // own group: the watchdog kills all of it
   posix_spawnattr_setpgroup(&attributes, 0);
-  std::vector<std::string> args = {exe.string(), job_path.string(), result_path.string()};
+  std::vector<std::string> args = wrapper;
+  args.insert(args.end(), {exe.string(), job_path.string(), result_path.string()});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
   const auto start = std::chrono::steady_clock::now();
-  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, &attributes, argv.data(), environ);
+  const int spawned = posix_spawnp(&pid, args.front().c_str(), &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawned != 0) {
-    outcome.stderr_tail = "posix_spawn " + exe.string() + ": " + std::strerror(spawned);
+    outcome.stderr_tail = "cannot start " + args.front() + ": " + std::strerror(spawned);
     return outcome;
   }
 

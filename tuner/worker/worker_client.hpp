@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -29,7 +30,8 @@ std::filesystem::path worker_executable();
 
 /// Runs `job` (its `progress` path, if any, is read back on a crash) in a fresh worker process. `directory`
 /// holds the job, result and log files and must exist. Kills the worker's process group after `timeout_s`.
+/// `wrapper` (e.g. {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line.
 WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory, const std::string& name,
-                         double timeout_s);
+                         double timeout_s, const std::vector<std::string>& wrapper = {});
 
 }  // namespace tunefuzz

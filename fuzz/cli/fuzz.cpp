@@ -1,0 +1,294 @@
+// fuzz: fuzz campaigns over a config's candidates, replays of failures, and proof that the fuzzer works.
+//   fuzz run CONFIG [--budget 10m] [--seed S]   fuzz every compiled candidate in rounds until the budget is spent
+//   fuzz replay FILE [--sanitize TOOL]          run a reproducer's case again (optionally under compute-sanitizer)
+//   fuzz mutants CONFIG [--cases N]             fuzz each injected bug of the template; report which were caught
+// Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced), 2 bad input,
+// 3 no usable GPU.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <regex>
+
+#include "tuner/campaign/environment.hpp"
+#include "tuner/campaign/reproducer.hpp"
+#include "tuner/campaign/session.hpp"
+#include "tuner/templates/gemm_mma.hpp"
+#include "tuner/worker/worker_client.hpp"
+
+namespace {
+
+using namespace tunefuzz;
+namespace fs = std::filesystem;
+
+struct Options {
+  std::string config;
+  std::string file;
+  std::string budget = "10m";
+  std::string work_directory;
+  std::string sanitize;
+  std::string output;
+  uint64_t seed = 0;
+  bool seed_given = false;
+  int64_t cases = 0;
+  int jobs = 0;
+  bool huge = false;
+};
+
+double parse_budget(const std::string& text) {
+  static const std::regex format(R"((\d+(?:\.\d+)?)\s*([smh]?))");
+  std::smatch m;
+  if (!std::regex_match(text, m, format))
+    throw Error(ErrorKind::bad_input, "--budget '" + text + "': expected a duration like 90s, 10m or 1h");
+  const double value = std::stod(m[1]);
+  return m[2] == "h" ? value * 3600 : m[2] == "m" ? value * 60 : value;
+}
+
+fs::path work_directory_for(const Options& o, const std::string& fallback) {
+  const fs::path dir = o.work_directory.empty() ? fs::path(fallback) : fs::path(o.work_directory);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void print_failures(const std::vector<FuzzedCandidate>& failed) {
+  if (failed.empty()) return;
+  std::printf("\n%-20s %-16s %s\n", "class", "subtype", "candidate / shrunk case / reproducer");
+  for (const FuzzedCandidate& f : failed) {
+    std::printf("%-20s %-16s %s\n", fuzz::to_string(f.failure->failure_class), f.failure->subtype.c_str(),
+                f.candidate.id().c_str());
+    std::printf("%-37s %s\n", "", fuzz::to_string(f.failure->shrunk_case).c_str());
+    if (!f.reproducer.empty()) std::printf("%-37s %s\n", "", f.reproducer.c_str());
+  }
+}
+
+int command_run(const Options& o) {
+  const double budget_s = parse_budget(o.budget);
+  const auto start = std::chrono::steady_clock::now();
+  const Prepared prepared = prepare(o.config, o.jobs);
+  const Config& config = prepared.config;
+  const fs::path work = work_directory_for(o, "fuzz-work");
+  const DeviceInfo device = require_device(config, work);
+  const uint64_t seed = o.seed_given ? o.seed : config.seed;
+  std::printf("fuzz campaign: %s, seed %llu, budget %s, %lld cases per candidate and round\n", o.config.c_str(),
+              static_cast<unsigned long long>(seed), o.budget.c_str(),
+              static_cast<long long>(o.cases ? o.cases : config.budgets.fuzz_cases));
+
+  std::vector<CompiledCandidate> alive;
+  for (const CompiledCandidate& c : prepared.compiled)
+    if (c.status == CompileStatus::compiled) alive.push_back(c);
+  std::vector<FuzzedCandidate> failed;
+  std::map<std::string, int64_t> coverage;
+  int64_t cases = 0, rounds = 0;
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // Each round fuzzes every candidate still standing with a fresh seed; stop when the budget is spent.
+  while (!alive.empty() && elapsed() < budget_s) {
+    FuzzOptions options{work, o.cases ? o.cases : config.budgets.fuzz_cases, seed + static_cast<uint64_t>(rounds),
+                        static_cast<int>(config.budgets.fuzz_workers),
+                        o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s,
+                        o.huge ? 1 : 0};
+    auto results = fuzz_stage(alive, options);
+    write_reproducers(results, work / "reproducers", template_directory(), device, config.gpu.arch);
+    std::vector<CompiledCandidate> still;
+    for (size_t i = 0; i < results.size(); ++i) {
+      cases += results[i].cases_run;
+      for (const auto& [tag, count] : results[i].coverage) coverage[tag] += count;
+      if (results[i].failure)
+        failed.push_back(results[i]);
+      else
+        still.push_back(alive[i]);
+    }
+    alive = std::move(still);
+    ++rounds;
+  }
+  std::printf("\n%lld rounds, %lld cases in %.0f s; seed %llu\ncoverage (cases per tag):\n",
+              static_cast<long long>(rounds), static_cast<long long>(cases), elapsed(),
+              static_cast<unsigned long long>(seed));
+  for (const auto& [tag, count] : coverage) std::printf("  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
+  std::map<std::string, int64_t> by_class;
+  for (const FuzzedCandidate& f : failed) ++by_class[fuzz::to_string(f.failure->failure_class)];
+  std::printf("failures: %zu", failed.size());
+  for (const auto& [name, count] : by_class) std::printf(", %lld %s", static_cast<long long>(count), name.c_str());
+  std::printf("\n");
+  print_failures(failed);
+  return failed.empty() ? 0 : 1;
+}
+
+int command_replay(const Options& o) {
+  const Reproducer r = read_reproducer(o.file);
+  const Candidate candidate = parse_candidate_id(r.candidate);
+  Config config;
+  config.gpu.arch = r.arch;
+  const auto compiled = compile_candidates(config, {candidate}, o.jobs);
+  if (compiled.front().status == CompileStatus::compile_failed)
+    throw Error(ErrorKind::compile, "the reproducer's candidate no longer compiles: " + compiled.front().message);
+  const fs::path work = work_directory_for(o, "fuzz-work");
+  const DeviceInfo device = require_device(config, work);
+  std::vector<std::string> wrapper;
+  if (!o.sanitize.empty()) {
+    static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
+    if (std::find(tools.begin(), tools.end(), o.sanitize) == tools.end())
+      throw Error(ErrorKind::bad_input, "--sanitize " + o.sanitize + ": expected memcheck, racecheck, synccheck or initcheck");
+    wrapper = {"compute-sanitizer", "--tool", o.sanitize, "--error-exitcode", "9", "--print-limit", "20"};
+  }
+  CaseJob job{r.candidate, compiled.front().image, r.failure.shrunk_case, 2, work / "replay.progress"};
+  std::printf("replaying %s\n  case %s\n  recorded on %s (driver %s): %s%s%s\n  now on %s (driver %s)%s\n",
+              r.candidate.c_str(), fuzz::to_string(job.record).c_str(), r.card.c_str(), r.driver.c_str(),
+              fuzz::to_string(r.failure.failure_class), r.failure.subtype.empty() ? "" : "/",
+              r.failure.subtype.c_str(), device.name.c_str(), device.driver_version.c_str(),
+              o.sanitize.empty() ? "" : (" under compute-sanitizer --tool " + o.sanitize).c_str());
+  const WorkerOutcome outcome = run_worker(to_yaml(job), work, "replay", o.sanitize.empty() ? 300 : 1800, wrapper);
+  if (!o.sanitize.empty()) std::printf("\n--- compute-sanitizer / worker output ---\n%s\n", outcome.stderr_tail.c_str());
+  if (outcome.end != WorkerOutcome::End::finished) {
+    std::printf("result: %s\n", outcome.describe().c_str());
+    return 1;
+  }
+  const CaseResult result = case_result_from_yaml(outcome.result);
+  if (result.passed) {
+    std::printf("result: passed (not reproduced)\n");
+    return 0;
+  }
+  std::printf("result: %s%s%s: %s\n", result.refused ? "refused" : result.failure_class.c_str(),
+              result.subtype.empty() ? "" : "/", result.subtype.c_str(), result.message.c_str());
+  return 1;
+}
+
+// The point mutants are injected into: the template default if the config's space keeps it, else the first
+// kept point; the element types of the config's first problem.
+Candidate mutant_base(const Prepared& p) {
+  for (const SpaceReport& report : p.space.reports) {
+    const KernelTemplate& t = *report.kernel_template;
+    if (report.kept.empty()) continue;
+    const Point defaults = t.default_point();
+    const Point base = std::find(report.kept.begin(), report.kept.end(), defaults) != report.kept.end()
+                           ? defaults
+                           : report.kept.front();
+    return {&t, base, {p.config.problems.front().input, p.config.problems.front().output}};
+  }
+  throw Error(ErrorKind::bad_input, "the config's spaces keep no point to inject bugs into");
+}
+
+int command_mutants(const Options& o) {
+  // Compile the config's space only to learn the base point; then the mutants.
+  Prepared prepared;
+  prepared.config = load_config(o.config);
+  prepared.space = space_stage(prepared.config);
+  const Config& config = prepared.config;
+  const Candidate base = mutant_base(prepared);
+  const auto& names = gemm_mma_mutant_names();
+  if (base.kernel_template->name != "gemm_mma")
+    throw Error(ErrorKind::unsupported, "mutants are defined for gemm_mma only");
+  std::vector<Candidate> mutants;
+  for (size_t code = 1; code < names.size(); ++code) {
+    Candidate m = base;
+    m.mutant = static_cast<int>(code);
+    mutants.push_back(m);
+  }
+  const auto compiled = compile_candidates(config, mutants, o.jobs);
+  const fs::path work = work_directory_for(o, "fuzz-work");
+  const DeviceInfo device = require_device(config, work);
+  const int64_t cases = o.cases ? o.cases : 200;
+  // Huge cases (C beyond 2^31 elements) are what exposes 32-bit offsets; each takes seconds, so allow time.
+  FuzzOptions options{work, cases, o.seed_given ? o.seed : config.seed, static_cast<int>(config.budgets.fuzz_workers),
+                      std::max(600.0, config.budgets.candidate_timeout_s), 1};
+  auto fuzzed = fuzz_stage(compiled, options);
+  write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
+
+  YAML::Node report;
+  report["format"] = "tunefuzz-mutants/1";
+  report["card"] = device.name;
+  report["driver"] = device.driver_version;
+  report["base_candidate"] = base.id();
+  report["cases_budget"] = cases;
+  report["seed"] = options.seed;
+  std::printf("\nbase %s, %lld cases per mutant, seed %llu\n%-18s %-7s %6s  %-22s %s\n", base.id().c_str(),
+              static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant", "killed",
+              "cases", "class", "shrunk case");
+  int survivors = 0;
+  for (const CompiledCandidate& c : compiled) {
+    const std::string& name = names[static_cast<size_t>(c.candidate.mutant)];
+    YAML::Node row;
+    row["mutant"] = name;
+    const auto it = std::find_if(fuzzed.begin(), fuzzed.end(),
+                                 [&](const FuzzedCandidate& f) { return f.candidate.id() == c.candidate.id(); });
+    if (c.status != CompileStatus::compiled || it == fuzzed.end()) {
+      row["killed"] = false;
+      row["note"] = std::string("not fuzzed: ") + to_string(c.status) + " " + c.message.substr(0, 200);
+      ++survivors;
+      std::printf("%-18s %-7s %6s  %s\n", name.c_str(), "no", "-", row["note"].as<std::string>().c_str());
+    } else if (!it->failure) {
+      row["killed"] = false;
+      row["cases"] = it->cases_run;
+      ++survivors;
+      std::printf("%-18s %-7s %6lld  survived\n", name.c_str(), "no", static_cast<long long>(it->cases_run));
+    } else {
+      const FuzzFailure& f = *it->failure;
+      const std::string klass =
+          std::string(fuzz::to_string(f.failure_class)) + (f.subtype.empty() ? "" : "/" + f.subtype);
+      const Point& p = c.candidate.point;
+      const bool small = f.shrunk_case.m <= 2 * p["BM"] && f.shrunk_case.n <= 2 * p["BN"] &&
+                         f.shrunk_case.k <= 2 * p["BK"];
+      row["killed"] = true;
+      row["cases_until_detection"] = f.cases_until_failure;
+      row["class"] = klass;
+      row["shrunk_case"] = to_yaml(f.shrunk_case);
+      row["shrunk_within_two_tiles"] = small;
+      row["shrink_steps"] = f.shrink_steps;
+      row["message"] = f.message.substr(0, 300);
+      if (!it->reproducer.empty()) row["reproducer"] = it->reproducer.string();
+      std::printf("%-18s %-7s %6lld  %-22s %s%s\n", name.c_str(), "yes", static_cast<long long>(f.cases_until_failure),
+                  klass.c_str(), fuzz::to_string(f.shrunk_case).c_str(), small ? "" : "  (more than two tiles)");
+    }
+    report["mutants"].push_back(row);
+  }
+  const fs::path output = o.output.empty() ? work / "mutants.yaml" : fs::path(o.output);
+  write_yaml(output, report);
+  std::printf("%d of %zu mutants survived; report: %s\n", survivors, compiled.size(), output.c_str());
+  return survivors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fuzz: fuzz kernel candidates against the oracle, replay failures, validate the fuzzer"};
+  app.require_subcommand(1);
+  Options o;
+
+  CLI::App* run = app.add_subcommand("run", "fuzz every compiled candidate of a config until the budget is spent");
+  run->add_option("config", o.config, "campaign config")->required();
+  run->add_option("--budget", o.budget, "wall-clock budget: 90s, 10m, 1h (default 10m)");
+  run->add_option("--seed", o.seed, "base seed (default: the config's)")->each([&](const std::string&) { o.seed_given = true; });
+  run->add_option("--cases", o.cases, "cases per candidate and round (default: the config's fuzz_cases)");
+  run->add_option("--work-dir", o.work_directory, "worker jobs, logs and reproducers (default: fuzz-work)");
+  run->add_option("-j,--jobs", o.jobs, "compiler threads");
+  run->add_flag("--huge", o.huge, "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
+
+  CLI::App* replay = app.add_subcommand("replay", "run a reproducer's case again");
+  replay->add_option("file", o.file, "reproducer file (reproducers/*.yaml)")->required();
+  replay->add_option("--sanitize", o.sanitize, "run under compute-sanitizer: memcheck, racecheck, synccheck, initcheck");
+  replay->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
+
+  CLI::App* mutants = app.add_subcommand("mutants", "fuzz each injected bug; report which the fuzzer caught");
+  mutants->add_option("config", o.config, "campaign config (its space picks the point bugs are injected into)")->required();
+  mutants->add_option("--cases", o.cases, "cases per mutant (default 200)");
+  mutants->add_option("--seed", o.seed, "seed (default: the config's)")->each([&](const std::string&) { o.seed_given = true; });
+  mutants->add_option("-o,--output", o.output, "report file (default: WORK/mutants.yaml)");
+  mutants->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*run) return command_run(o);
+    if (*replay) return command_replay(o);
+    return command_mutants(o);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "fuzz: error: %s\n", e.what());
+    if (!e.detail().empty()) std::fprintf(stderr, "%s\n", e.detail().c_str());
+    return exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fuzz: internal error: %s\n", e.what());
+    return 1;
+  }
+}

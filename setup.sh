@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Sets up and builds tunefuzz on Debian 12, then optionally runs the tests or a campaign.
+#
+#   ./setup.sh              install what is missing, build into build/
+#   ./setup.sh test         ... then run every test (GPU tests report SKIPPED with the reason when there is no GPU)
+#   ./setup.sh run [ARGS]   ... then `tune run ARGS` (e.g. configs/h100.yaml; no ARGS: the config for the detected GPU)
+#
+# Idempotent: packages already installed are not touched and the build is incremental, so a second run
+# takes seconds. The CUDA toolkit is not a Debian package: it is looked for under $CUDA_HOME, then
+# /usr/local/cuda.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(build-essential cmake git pkg-config libyaml-cpp-dev libeigen3-dev libboost-dev librapidcheck-dev
+          libcli11-dev libgtest-dev libssl-dev)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [[ ! -f $cuda/include/nvrtc.h || ! -f $cuda/include/cuda.h ]]; then
+  echo "setup: the CUDA toolkit was not found under '$cuda' (need include/nvrtc.h and include/cuda.h)." >&2
+  echo "       Install the CUDA toolkit (12.x or 13.x) there, or set CUDA_HOME to its location." >&2
+  exit 1
+fi
+
+build=build
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT="$cuda" >/dev/null
+fi
+cmake --build "$build" -j"$(nproc)"
+
+case "${1:-}" in
+  test)
+    status=0
+    ctest --test-dir "$build" --output-on-failure -j"$(nproc)" || status=$?
+    # CTest only says "Skipped"; show why.
+    grep -h "^SKIPPED:" "$build/Testing/Temporary/LastTest.log" 2>/dev/null | sort -u | sed 's/^/setup: /' || true
+    exit $status
+    ;;
+  run)
+    shift
+    exec "$build/bin/tune" run "$@"
+    ;;
+  "") ;;
+  *)
+    echo "usage: ./setup.sh [test | run [CONFIG] [tune run options]]" >&2
+    exit 2
+    ;;
+esac

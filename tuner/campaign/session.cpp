@@ -1,0 +1,43 @@
+#include "tuner/campaign/session.hpp"
+
+#include <cstdio>
+
+#include "tuner/backend/nvrtc_compiler.hpp"
+#include "tuner/campaign/environment.hpp"
+
+namespace tunefuzz {
+
+std::vector<CompiledCandidate> compile_candidates(const Config& config, const std::vector<Candidate>& candidates,
+                                                  int jobs, std::string* compiler_version) {
+  const NvrtcCompiler compiler;
+  const KernelCache cache(KernelCache::default_directory());
+  if (compiler_version) *compiler_version = compiler.version();
+  std::fprintf(stderr, "compiling %zu candidates with %s for %s (cache: %s)\n", candidates.size(),
+               compiler.version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
+  return compile_stage(candidates, config, compiler, cache, {template_directory(), jobs});
+}
+
+Prepared prepare(const std::filesystem::path& config_file, int jobs, const std::vector<Candidate>& extra) {
+  Prepared p;
+  p.config = load_config(config_file);
+  p.space = space_stage(p.config);
+  std::vector<Candidate> all = p.space.candidates;
+  all.insert(all.end(), extra.begin(), extra.end());
+  p.compiled = compile_candidates(p.config, all, jobs, &p.compiler);
+  return p;
+}
+
+DeviceInfo require_device(const Config& config, const std::filesystem::path& work_directory) {
+  const ProbeOutcome probe = probe_device(work_directory);
+  if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
+  const DeviceInfo& device = *probe.device;
+  if (device.arch != config.gpu.arch)
+    throw Error(ErrorKind::bad_input, "the config targets " + config.gpu.arch + " but the GPU is " + device.name +
+                                          " (" + device.arch + "); use the config for this card",
+                config.gpu.where);
+  for (const std::string& mismatch : limit_mismatches(config.gpu, device))
+    std::fprintf(stderr, "warning: %s: %s\n", config.file.c_str(), mismatch.c_str());
+  return device;
+}
+
+}  // namespace tunefuzz

@@ -1,0 +1,32 @@
+// The steps `tune` and `fuzz` share before and at the GPU: load a config, build its candidates and compile
+// them (through the cache), then find the GPU and check it is the one the config was written for.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tuner/campaign/stages.hpp"
+
+namespace tunefuzz {
+
+struct Prepared {
+  Config config;
+  SpaceStage space;
+  std::vector<CompiledCandidate> compiled;
+  std::string compiler;  ///< e.g. `nvrtc 13.0`
+};
+
+/// Loads `config_file`, enumerates and prunes its spaces, compiles every candidate on `jobs` threads (0: all
+/// cores). `extra` candidates (e.g. mutants) are compiled too, after the config's own.
+Prepared prepare(const std::filesystem::path& config_file, int jobs, const std::vector<Candidate>& extra = {});
+
+/// Compiles `candidates` for `config`'s arch through the default cache.
+std::vector<CompiledCandidate> compile_candidates(const Config& config, const std::vector<Candidate>& candidates,
+                                                  int jobs, std::string* compiler_version = nullptr);
+
+/// Probes the GPU in a worker. Throws Error{no_device} (with the reason) when there is none, Error{bad_input}
+/// when its arch is not the config's; prints a warning for each limit the config states differently.
+DeviceInfo require_device(const Config& config, const std::filesystem::path& work_directory);
+
+}  // namespace tunefuzz
