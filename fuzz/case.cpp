@@ -9,8 +9,9 @@ namespace tunefuzz::fuzz {
 
 namespace {
 
-constexpr std::array<Distribution, 4> kDistributions = {Distribution::small_int, Distribution::ones,
-                                                        Distribution::sequential, Distribution::normal};
+constexpr std::array<Distribution, 8> kDistributions = {
+    Distribution::small_int, Distribution::ones,  Distribution::sequential, Distribution::normal,
+    Distribution::alternating, Distribution::large, Distribution::denormal, Distribution::sparse_nonfinite};
 
 /// Shortest text that reads back as the same double.
 std::string shortest(double value) {
@@ -32,6 +33,14 @@ const char* to_string(Distribution distribution) {
       return "sequential";
     case Distribution::normal:
       return "normal";
+    case Distribution::alternating:
+      return "alternating";
+    case Distribution::large:
+      return "large";
+    case Distribution::denormal:
+      return "denormal";
+    case Distribution::sparse_nonfinite:
+      return "sparse_nonfinite";
   }
   return "?";
 }
@@ -51,8 +60,12 @@ bool is_exact(Distribution distribution) {
     case Distribution::small_int:
     case Distribution::ones:
     case Distribution::sequential:
+    case Distribution::alternating:
+    case Distribution::sparse_nonfinite:
       return true;
     case Distribution::normal:
+    case Distribution::large:
+    case Distribution::denormal:
       return false;
   }
   return false;
@@ -70,6 +83,9 @@ std::string to_string(const CaseRecord& record) {
   line += " beta=" + shortest(record.beta);
   line += " dist=" + std::string(to_string(record.distribution));
   line += " seed=" + std::to_string(record.seed);
+  if (record.a_offset) line += " a_offset=" + std::to_string(record.a_offset);
+  if (record.b_offset) line += " b_offset=" + std::to_string(record.b_offset);
+  if (record.c_offset) line += " c_offset=" + std::to_string(record.c_offset);
   return line;
 }
 

@@ -14,6 +14,10 @@ enum class Distribution {
   ones,        ///< all ones: every output of alpha·A·B equals alpha·K
   sequential,  ///< A(i, p) = i mod 7 - 3, B(p, j) = j mod 5 - 2: row and column mix-ups show up
   normal,      ///< standard normal, rounded to the input type: checked against a derived error bound
+  alternating, ///< ±(1..3) with the sign flipping along K: heavy cancellation, exact
+  large,       ///< integers in [-64, 64]: partial sums overflow an fp16 accumulator at K ≥ 16 (bounded check)
+  denormal,    ///< normal values, half of them scaled into the input type's subnormal range (bounded check)
+  sparse_nonfinite,  ///< small integers with about 1 in 500 elements NaN, +Inf or -Inf: positions must match
 };
 
 const char* to_string(Distribution distribution);
@@ -27,6 +31,8 @@ bool is_exact(Distribution distribution);
 struct CaseRecord {
   int64_t m = 1, n = 1, k = 1;
   int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  ///< extra elements per row beyond the minimum
+  /// Elements between an aligned allocation and the operand's first element: misaligned base pointers.
+  int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   double alpha = 1.0, beta = 0.0;
   Distribution distribution = Distribution::small_int;
   uint64_t seed = 0;  ///< seeds the element values
@@ -38,7 +44,8 @@ struct CaseRecord {
   friend bool operator==(const CaseRecord&, const CaseRecord&) = default;
 };
 
-/// One line, e.g. `m=17 n=8 k=4099 lda_pad=0 ldb_pad=8 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=42`.
+/// One line, e.g. `m=17 n=8 k=4099 lda_pad=0 ldb_pad=8 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=42`, with
+/// ` a_offset=N` (and b, c) appended only when non-zero.
 std::string to_string(const CaseRecord& record);
 
 }  // namespace tunefuzz::fuzz

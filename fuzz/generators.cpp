@@ -13,14 +13,45 @@ namespace gen = rc::gen;
 
 int64_t round_down(int64_t value, int64_t unit) { return std::max(unit, value / unit * unit); }
 
+// RapidCheck's element/oneOf choices never shrink. These draw with inRange, which shrinks toward its lower
+// bound, so a failing case's choices shrink toward the first alternative: list the simplest first.
+template <class T>
+Gen<T> choice(std::vector<T> values) {
+  return gen::map(gen::inRange<size_t>(0, values.size()), [values](size_t i) { return values[i]; });
+}
+
+template <class T>
+Gen<T> weighted_choice(std::vector<std::pair<int, T>> options) {
+  int total = 0;
+  for (const auto& option : options) total += option.first;
+  return gen::map(gen::inRange(0, total), [options](int draw) {
+    for (const auto& [weight, value] : options) {
+      if (draw < weight) return value;
+      draw -= weight;
+    }
+    return options.back().second;
+  });
+}
+
+template <class T>
+Gen<T> weighted_one_of(std::vector<std::pair<int, Gen<T>>> options) {
+  std::vector<std::pair<int, size_t>> indices;
+  std::vector<Gen<T>> generators;
+  for (size_t i = 0; i < options.size(); ++i) {
+    indices.emplace_back(options[i].first, i);
+    generators.push_back(options[i].second);
+  }
+  return gen::mapcat(weighted_choice(indices), [generators](size_t i) { return generators[i]; });
+}
+
 // A size in multiples of `unit`, aimed at the edges of `tile`.
 Gen<int64_t> gen_dimension(int64_t tile, int64_t unit) {
   const int64_t small_units = std::max<int64_t>(1, 20 / unit);
-  return gen::weightedOneOf<int64_t>({
+  return weighted_one_of<int64_t>({
       {3, gen::map(gen::inRange<int64_t>(1, small_units + 1), [unit](int64_t u) { return u * unit; })},
       {3, gen::apply(
               [tile, unit](int64_t tiles, int64_t offset) { return std::max(unit, tiles * tile + offset * unit); },
-              gen::inRange<int64_t>(1, 4), gen::element<int64_t>(0, -1, 1))},
+              gen::inRange<int64_t>(1, 4), choice<int64_t>({0, -1, 1}))},
       {2, gen::map(gen::inRange<int64_t>(1, 4 * tile / unit + 2), [unit](int64_t u) { return u * unit; })},
   });
 }
@@ -29,9 +60,9 @@ Gen<int64_t> gen_dimension(int64_t tile, int64_t unit) {
 Gen<int64_t> gen_depth(const CaseSpace& s) {
   const int64_t u = s.k_unit, bk = s.tile_k;
   const int64_t pipeline = bk * (s.stages + 1);
-  return gen::weightedOneOf<int64_t>({
+  return weighted_one_of<int64_t>({
       {2, gen::map(gen::inRange<int64_t>(1, std::max<int64_t>(1, 20 / u) + 1), [u](int64_t x) { return x * u; })},
-      {3, gen::map(gen::elementOf(std::vector<int64_t>{bk, bk - u, bk + u, pipeline - u, pipeline, bk * s.stages, 2 * bk - u}),
+      {3, gen::map(choice<int64_t>({bk, bk - u, bk + u, pipeline - u, pipeline, bk * s.stages, 2 * bk - u}),
                    [u](int64_t k) { return std::max(u, k); })},
       {2, gen::map(gen::inRange<int64_t>(1, 2048 / u + 1), [u](int64_t x) { return x * u; })},
   });
@@ -62,7 +93,7 @@ Gen<Shape> gen_shape(const CaseSpace& s) {
         const int64_t n = round_down(tiles_n * copy.tile_n - copy.tile_n / 2, copy.n_unit);
         return Shape{std::max<int64_t>(1, m), n, k};
       },
-      gen::element(5, 12, 25), gen::map(gen::inRange<int64_t>(1, 8), [u](int64_t x) { return x * u; }));
+      choice<int>({5, 12, 25}), gen::map(gen::inRange<int64_t>(1, 8), [u](int64_t x) { return x * u; }));
   // Huge: C's element offsets cross 2^31 (row·ldc), with K small so the work stays modest. Not capped by
   // max_macs: the executor checks such cases with projections instead of a full reference.
   const int64_t nu = s.n_unit;
@@ -75,8 +106,8 @@ Gen<Shape> gen_shape(const CaseSpace& s) {
       gen::inRange<int64_t>(1, 300), gen::inRange<int64_t>(32768 / nu, 32768 / nu + 8),
       gen::map(gen::inRange<int64_t>(1, 5), [u](int64_t x) { return x * u; }));
   if (s.huge_weight > 0)
-    return gen::weightedOneOf<Shape>({{6, general}, {1, large_k}, {1, waves}, {static_cast<size_t>(s.huge_weight), huge}});
-  return gen::weightedOneOf<Shape>({{6, general}, {1, large_k}, {1, waves}});
+    return weighted_one_of<Shape>({{6, general}, {1, large_k}, {1, waves}, {s.huge_weight, huge}});
+  return weighted_one_of<Shape>({{6, general}, {1, large_k}, {1, waves}});
 }
 
 }  // namespace
@@ -84,15 +115,21 @@ Gen<Shape> gen_shape(const CaseSpace& s) {
 Gen<CaseRecord> gen_case(const CaseSpace& space) {
   const CaseSpace s = space;
   using Scalars = std::pair<double, double>;
-  const Gen<Scalars> scalars = gen::elementOf(std::vector<Scalars>{
-      {1.0, 0.0}, {1.0, 0.0}, {0.0, 3.0}, {1.0, 1.0}, {2.0, -1.0}, {0.5, 0.0}, {-1.0, 0.5}});
-  const Gen<Distribution> distribution = gen::weightedElement<Distribution>(
-      {{4, Distribution::small_int}, {1, Distribution::ones}, {1, Distribution::sequential},
-       {2, Distribution::normal}});
-  const Gen<int64_t> pad_a = gen::map(gen::element<int64_t>(0, 0, 0, 1, 8), [s](int64_t p) { return p * s.k_unit; });
-  const Gen<int64_t> pad_b = gen::map(gen::element<int64_t>(0, 0, 0, 1, 8), [s](int64_t p) { return p * s.n_unit; });
+  const Gen<Scalars> scalars =
+      choice<Scalars>({{1.0, 0.0}, {1.0, 0.0}, {0.0, 3.0}, {1.0, 1.0}, {2.0, -1.0}, {0.5, 0.0}, {-1.0, 0.5}});
+  const Gen<Distribution> distribution = weighted_choice<Distribution>(
+      {{4, Distribution::small_int}, {1, Distribution::ones}, {1, Distribution::sequential}, {2, Distribution::normal},
+       {1, Distribution::alternating}, {1, Distribution::large}, {1, Distribution::denormal},
+       {1, Distribution::sparse_nonfinite}});
+  // Base-pointer offsets for A, B (in vector units, so a candidate's alignment needs still hold) and C (any
+  // element), mostly zero.
+  const Gen<std::vector<int64_t>> offsets =
+      gen::container<std::vector<int64_t>>(3, weighted_choice<int64_t>({{6, 0}, {1, 1}, {1, 3}}));
+  const Gen<int64_t> pad_a = gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.k_unit; });
+  const Gen<int64_t> pad_b = gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.n_unit; });
   return gen::apply(
-      [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d, uint64_t seed) {
+      [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d, uint64_t seed,
+          std::vector<int64_t> offsets) {
         CaseRecord r;
         r.m = shape.m;
         r.n = shape.n;
@@ -107,12 +144,15 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
         r.alpha = ab.first;
         r.beta = huge ? 0.0 : ab.second;
         if (huge) r.ldc_pad = 0;
+        r.a_offset = offsets[0] * s.k_unit;
+        r.b_offset = offsets[1] * s.n_unit;
+        r.c_offset = offsets[2];
         r.distribution = d;
         r.seed = seed;
         return r;
       },
-      gen_shape(s), pad_a, pad_b, gen::element<int64_t>(0, 0, 1, 3, 8), scalars, distribution,
-      gen::inRange<uint64_t>(0, 1u << 20));
+      gen_shape(s), pad_a, pad_b, choice<int64_t>({0, 0, 1, 3, 8}), scalars, distribution,
+      gen::inRange<uint64_t>(0, 1u << 20), offsets);
 }
 
 std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
@@ -130,6 +170,7 @@ std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
   if (tiles > s.sm_count) tags.push_back("multi_wave");
   if (r.lda_pad || r.ldb_pad || r.ldc_pad) tags.push_back("padded_ld");
   if (r.beta != 0) tags.push_back("beta_nonzero");
+  if (r.a_offset || r.b_offset || r.c_offset) tags.push_back("offset_pointers");
   if (r.alpha != 1) tags.push_back("alpha_not_one");
   tags.push_back(std::string("dist_") + to_string(r.distribution));
   return tags;

@@ -75,6 +75,11 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
   std::mt19937_64 engine(record.seed ^ stream);
   boost::random::uniform_int_distribution<int> small_int(-2, 2);
   boost::random::normal_distribution<double> normal(0.0, 1.0);
+  boost::random::uniform_int_distribution<int> large(-64, 64);
+  boost::random::uniform_int_distribution<int> one_in(0, 499);
+  boost::random::uniform_int_distribution<int> coin(0, 1);
+  // Smallest normal of the type / 8: a scale that lands values in the subnormal range.
+  const double subnormal_scale = (matrix.type() == Precision::fp16 ? 0x1p-14 : 0x1p-126) / 8;
   for (int64_t row = 0; row < matrix.rows(); ++row) {
     for (int64_t col = 0; col < matrix.cols(); ++col) {
       double value = 0;
@@ -93,6 +98,25 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
           if (operand == Operand::b) value = static_cast<double>(col % 5) - 2;
           if (operand == Operand::c) value = static_cast<double>((row + col) % 3) - 1;
           break;
+        case Distribution::alternating: {
+          const int64_t along_k = operand == Operand::a ? col : row;  // K runs along A's columns, B's rows
+          value = (along_k % 2 ? -1.0 : 1.0) * static_cast<double>(1 + (row + col) % 3);
+          break;
+        }
+        case Distribution::large:
+          value = large(engine);
+          break;
+        case Distribution::denormal:
+          value = normal(engine) * (coin(engine) ? subnormal_scale : 1.0);
+          break;
+        case Distribution::sparse_nonfinite: {
+          value = small_int(engine);
+          const int pick = one_in(engine);
+          if (pick == 0) value = std::numeric_limits<double>::quiet_NaN();
+          if (pick == 1) value = std::numeric_limits<double>::infinity();
+          if (pick == 2) value = -std::numeric_limits<double>::infinity();
+          break;
+        }
       }
       matrix.set(row, col, value);
     }

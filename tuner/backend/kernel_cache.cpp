@@ -68,7 +68,8 @@ std::optional<CompiledKernel> KernelCache::load(const std::string& key,
     kernel.ptx = read_whole_file(directory_ / (key + ".ptx"));
     if (sha256_hex(kernel.image) != meta["image_sha256"].as<std::string>()) return damaged("image checksum");
     if (sha256_hex(kernel.ptx) != meta["ptx_sha256"].as<std::string>()) return damaged("PTX checksum");
-    kernel.log = meta["log"].as<std::string>();
+    kernel.log = read_whole_file(directory_ / (key + ".log"));
+    if (sha256_hex(kernel.log) != meta["log_sha256"].as<std::string>()) return damaged("log checksum");
     kernel.compile_seconds = meta["compile_seconds"].as<double>();
     for (const auto& entry : meta["resources"]) {
       KernelResources r;
@@ -91,11 +92,13 @@ std::optional<CompiledKernel> KernelCache::load(const std::string& key,
 void KernelCache::store(const CompiledKernel& kernel) const {
   write_file_atomically(image_path(kernel.key), kernel.image);
   write_file_atomically(directory_ / (kernel.key + ".ptx"), kernel.ptx);
+  write_file_atomically(directory_ / (kernel.key + ".log"), kernel.log);
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "key" << YAML::Value << kernel.key;
   out << YAML::Key << "image_sha256" << YAML::Value << sha256_hex(kernel.image);
   out << YAML::Key << "ptx_sha256" << YAML::Value << sha256_hex(kernel.ptx);
+  out << YAML::Key << "log_sha256" << YAML::Value << sha256_hex(kernel.log);
   out << YAML::Key << "compile_seconds" << YAML::Value << kernel.compile_seconds;
   out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, r] : kernel.resources) {
@@ -108,7 +111,6 @@ void KernelCache::store(const CompiledKernel& kernel) const {
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
-  out << YAML::Key << "log" << YAML::Value << YAML::Literal << kernel.log;
   out << YAML::EndMap;
   write_file_atomically(directory_ / (kernel.key + ".yaml"), std::string(out.c_str()) + "\n");
 }

@@ -24,7 +24,7 @@ std::string program_log(nvrtcProgram program) {
   if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
   std::string log(size, '\0');
   nvrtcGetProgramLog(program, log.data());
-  log.resize(size - 1);
+  log.resize(log.find('\0'));  // NVRTC's size can exceed the text by more than the terminator
   return log;
 }
 

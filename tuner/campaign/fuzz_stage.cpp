@@ -41,6 +41,9 @@ std::optional<fuzz::CaseRecord> record_from_progress(const std::string& line) {
       else if (key == "beta") r.beta = std::stod(value);
       else if (key == "dist") fuzz::parse_distribution(value, r.distribution);
       else if (key == "seed") r.seed = std::stoull(value);
+      else if (key == "a_offset") r.a_offset = std::stoll(value);
+      else if (key == "b_offset") r.b_offset = std::stoll(value);
+      else if (key == "c_offset") r.c_offset = std::stoll(value);
     }
   } catch (const std::exception&) {
     return std::nullopt;

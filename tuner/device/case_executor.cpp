@@ -15,6 +15,8 @@ constexpr size_t kCanaryBytes = 4096;
 constexpr unsigned char kCanary = 0xA7;
 // Beyond this many multiply-adds the full double reference is replaced by Freivalds projections.
 constexpr int64_t kFullReferenceMacs = int64_t{1} << 28;
+// Outputs up to this many elements are run twice to check the bits repeat.
+constexpr int64_t kDeterminismElements = int64_t{1} << 24;
 
 bool all_zero(const fuzz::HostMatrix& out) {
   for (int64_t i = 0; i < out.rows(); ++i)
@@ -25,8 +27,18 @@ bool all_zero(const fuzz::HostMatrix& out) {
 
 }  // namespace
 
-GemmShape shape_of(const fuzz::CaseRecord& r) {
+namespace {
+// Alignment in bytes of an address `offset_bytes` past a 256-byte aligned allocation.
+int64_t alignment_after(int64_t offset_bytes) {
+  return offset_bytes == 0 ? 256 : std::min<int64_t>(256, offset_bytes & -offset_bytes);
+}
+}  // namespace
+
+GemmShape shape_of(const fuzz::CaseRecord& r, int input_bytes, int output_bytes) {
   GemmShape s;
+  s.a_alignment = alignment_after(r.a_offset * input_bytes);
+  s.b_alignment = alignment_after(r.b_offset * input_bytes);
+  s.c_alignment = alignment_after(r.c_offset * output_bytes);
   s.m = r.m;
   s.n = r.n;
   s.k = r.k;
@@ -55,34 +67,40 @@ CaseExecutor::CaseExecutor(const Candidate& candidate, const GemmRunner& runner,
 
 CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
   CaseOutcome outcome;
-  const GemmShape shape = shape_of(record);
+  const TypePair types = candidate_.types;
+  const int input_bytes = size_of(types.input), output_bytes = size_of(types.output);
+  const GemmShape shape = shape_of(record, input_bytes, output_bytes);
   if (auto why = runner_.refusal(shape)) {
     outcome.refused = true;
     outcome.failure_class = fuzz::FailureClass::not_supported;
     outcome.message = *why;
     return outcome;
   }
-  const TypePair types = candidate_.types;
   const fuzz::CaseOperands ops = fuzz::materialise(record, types.input, types.output);
 
-  a_.reserve(ops.a.size_bytes());
-  b_.reserve(ops.b.size_bytes());
-  a_.upload(ops.a.bytes(), ops.a.size_bytes());
-  b_.upload(ops.b.bytes(), ops.b.size_bytes());
-  // C sits between two canary bands; its row padding (ldc > n) holds what materialise put there (NaN).
+  // Operands start `offset` elements into their allocations (misaligned base pointers when odd).
+  const size_t a_skip = static_cast<size_t>(record.a_offset * input_bytes);
+  const size_t b_skip = static_cast<size_t>(record.b_offset * input_bytes);
+  a_.reserve(a_skip + ops.a.size_bytes());
+  b_.reserve(b_skip + ops.b.size_bytes());
+  a_.upload(ops.a.bytes(), ops.a.size_bytes(), a_skip);
+  b_.upload(ops.b.bytes(), ops.b.size_bytes(), b_skip);
+  // C sits between two canary bands (the first one widened by C's offset); its row padding (ldc > n) holds
+  // what materialise put there (NaN).
   const size_t c_bytes = ops.c.size_bytes();
-  const std::vector<unsigned char> band(kCanaryBytes, kCanary);
-  c_.reserve(c_bytes + 2 * kCanaryBytes);
-  c_.upload(band.data(), kCanaryBytes);
-  c_.upload(ops.c.bytes(), c_bytes, kCanaryBytes);
-  c_.upload(band.data(), kCanaryBytes, kCanaryBytes + c_bytes);
+  const size_t front = kCanaryBytes + static_cast<size_t>(record.c_offset * output_bytes);
+  const std::vector<unsigned char> band(front, kCanary);
+  c_.reserve(front + c_bytes + kCanaryBytes);
+  c_.upload(band.data(), front);
+  c_.upload(ops.c.bytes(), c_bytes, front);
+  c_.upload(band.data(), kCanaryBytes, front + c_bytes);
   const int64_t workspace = runner_.workspace_bytes(shape);
   if (workspace > 0) workspace_.reserve(static_cast<size_t>(workspace));
 
   DeviceGemm gemm;
-  gemm.a = a_.get();
-  gemm.b = b_.get();
-  gemm.c = c_.get() + kCanaryBytes;
+  gemm.a = a_.get() + a_skip;
+  gemm.b = b_.get() + b_skip;
+  gemm.c = c_.get() + front;
   gemm.shape = shape;
   gemm.alpha = static_cast<float>(record.alpha);
   gemm.beta = static_cast<float>(record.beta);
@@ -96,21 +114,23 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
     return outcome;
   }
 
-  std::vector<unsigned char> before(kCanaryBytes), after(kCanaryBytes);
-  c_.download(before.data(), kCanaryBytes);
-  c_.download(after.data(), kCanaryBytes, kCanaryBytes + c_bytes);
-  for (size_t i = 0; i < kCanaryBytes; ++i)
-    if (before[i] != kCanary || after[i] != kCanary) {
+  std::vector<unsigned char> before(front), after(kCanaryBytes);
+  c_.download(before.data(), front);
+  c_.download(after.data(), kCanaryBytes, front + c_bytes);
+  for (size_t i = 0; i < front; ++i)
+    if (before[i] != kCanary) {
       outcome.failure_class = fuzz::FailureClass::out_of_bounds_write;
-      outcome.message = "wrote outside C into a canary band (" +
-                        (before[i] != kCanary ? std::to_string(kCanaryBytes - i) + " bytes before C"
-                                              : std::to_string(i) + " bytes past its end") + ")";
+      outcome.message = "wrote outside C into a canary band (" + std::to_string(front - i) + " bytes before C)";
+      return outcome;
+    }
+  for (size_t i = 0; i < kCanaryBytes; ++i)
+    if (after[i] != kCanary) {
+      outcome.failure_class = fuzz::FailureClass::out_of_bounds_write;
+      outcome.message = "wrote outside C into a canary band (" + std::to_string(i) + " bytes past its end)";
       return outcome;
     }
   fuzz::HostMatrix out(types.output, record.m, record.n, record.ldc());
-  c_.download(out.bytes(), c_bytes, kCanaryBytes);
-  if (keep_output_) last_output_.assign(reinterpret_cast<const unsigned char*>(out.bytes()),
-                                        reinterpret_cast<const unsigned char*>(out.bytes()) + c_bytes);
+  c_.download(out.bytes(), c_bytes, front);
   const size_t element = static_cast<size_t>(size_of(types.output));
   const size_t row_bytes = static_cast<size_t>(record.ldc()) * element;
   const size_t used_bytes = static_cast<size_t>(record.n) * element;
@@ -137,6 +157,26 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
     verdict = projection.check(out, 2048, candidate_.point["BM"], candidate_.point["BN"], record.seed);
   }
   if (verdict.pass) {
+    // The same launch on the same inputs must give the same bits (no races, no order-dependent reductions).
+    if (check_determinism_ && record.m * record.n <= kDeterminismElements) {
+      c_.upload(ops.c.bytes(), c_bytes, front);
+      runner_.run(gemm, workspace_.get(), stream_);
+      check(cuStreamSynchronize(stream_), "cuStreamSynchronize after the second run");
+      fuzz::HostMatrix again(types.output, record.m, record.n, record.ldc());
+      c_.download(again.bytes(), c_bytes, front);
+      if (std::memcmp(again.bytes(), out.bytes(), c_bytes) != 0) {
+        int64_t differing = 0;
+        for (int64_t i = 0; i < record.m; ++i)
+          for (int64_t j = 0; j < record.n; ++j) {
+            const double x = out.get(i, j), y = again.get(i, j);
+            differing += !(x == y || (std::isnan(x) && std::isnan(y)));
+          }
+        outcome.failure_class = fuzz::FailureClass::nondeterministic;
+        outcome.message = "a second run of the same launch changed " + std::to_string(differing) + " of " +
+                          std::to_string(record.m * record.n) + " elements";
+        return outcome;
+      }
+    }
     outcome.passed = true;
     return outcome;
   }

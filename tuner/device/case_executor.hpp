@@ -1,7 +1,7 @@
 // Runs one fuzz case on the device and judges it: materialise the record, upload into buffers whose output is
 // pre-filled with NaN (beta == 0) and fenced by canary bands, launch, download, check the canaries and the
-// row padding of C, then ask the oracle. A fault that poisons the context is rethrown as-is: the caller
-// must give up this process.
+// row padding of C, then ask the oracle, then run it again and require the same bits. A fault that poisons
+// the context is rethrown as-is: the caller must give up this process.
 #pragma once
 
 #include <optional>
@@ -27,14 +27,11 @@ class CaseExecutor {
  public:
   CaseExecutor(const Candidate& candidate, const GemmRunner& runner, CUstream stream);
   CaseOutcome run(const fuzz::CaseRecord& record);
-  /// Keep a copy of each run's output (for determinism checks).
-  void keep_outputs(bool keep) { keep_output_ = keep; }
-  /// The bytes of C (with its row padding) after the last run that got that far (with keep_outputs).
-  const std::vector<unsigned char>& last_output() const { return last_output_; }
+  /// Run every passing case a second time and require the same bits (on by default).
+  void check_determinism(bool check) { check_determinism_ = check; }
 
  private:
-  bool keep_output_ = false;
-  std::vector<unsigned char> last_output_;
+  bool check_determinism_ = true;
   Candidate candidate_;
   const GemmRunner& runner_;
   CUstream stream_;
@@ -44,7 +41,7 @@ class CaseExecutor {
 /// The generator's view of a candidate: the alignment units it requires and its tile edges.
 fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count);
 
-/// The problem shape a record describes (row-major, default base alignment).
-GemmShape shape_of(const fuzz::CaseRecord& record);
+/// The problem shape a record describes (row-major), with the base alignment its offsets leave.
+GemmShape shape_of(const fuzz::CaseRecord& record, int input_bytes, int output_bytes);
 
 }  // namespace tunefuzz::device

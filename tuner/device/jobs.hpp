@@ -15,8 +15,8 @@ FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzR
 /// through `write_partial` after each entry; a fault that poisons the context ends the process (code 4).
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial);
 
-/// Runs one case `job.runs` times: the first run is judged by the oracle, later runs must reproduce it bit
-/// for bit (else the failure class is `nondeterministic`).
+/// Runs one case (job.runs launches in pairs): judged by the oracle, and each pair must agree bit for bit
+/// (else the failure class is `nondeterministic`).
 CaseResult run_case_job(const CaseJob& job);
 
 /// Exit code of a worker whose CUDA context was poisoned mid-job.

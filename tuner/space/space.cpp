@@ -66,11 +66,11 @@ SpaceReport Space::prune() const {
 }
 
 Explanation Space::explain(const std::string& assignment) const {
+  // Start from the config's value where it lists exactly one, else the template default.
   std::vector<std::pair<std::string, int64_t>> values;
-  for (const auto& [name, axis] : axes_) values.emplace_back(name, axis.size() == 1 ? axis.front() : -1);
-  for (const auto& decl : template_->parameters)
-    for (auto& [name, value] : values)
-      if (name == decl.name && value == -1) value = decl.default_value;
+  for (size_t a = 0; a < axes_.size(); ++a)
+    values.emplace_back(axes_[a].first, axes_[a].second.size() == 1 ? axes_[a].second.front()
+                                                                     : template_->parameters[a].default_value);
   size_t start = 0;
   while (start < assignment.size()) {
     size_t end = assignment.find(',', start);

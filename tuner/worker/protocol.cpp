@@ -45,6 +45,9 @@ YAML::Node to_yaml(const fuzz::CaseRecord& r) {
   n["beta"] = r.beta;
   n["distribution"] = fuzz::to_string(r.distribution);
   n["seed"] = r.seed;
+  if (r.a_offset) n["a_offset"] = r.a_offset;
+  if (r.b_offset) n["b_offset"] = r.b_offset;
+  if (r.c_offset) n["c_offset"] = r.c_offset;
   n.SetStyle(YAML::EmitterStyle::Flow);
   return n;
 }
@@ -62,8 +65,12 @@ fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
   if (!fuzz::parse_distribution(get_or<std::string>(n, "distribution", "small_int"), r.distribution))
     throw Error(ErrorKind::bad_input, "unknown distribution in case record");
   r.seed = get_or<uint64_t>(n, "seed", 0);
-  if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0)
-    throw Error(ErrorKind::bad_input, "case record sizes must be >= 1 and paddings >= 0");
+  r.a_offset = get_or<int64_t>(n, "a_offset", 0);
+  r.b_offset = get_or<int64_t>(n, "b_offset", 0);
+  r.c_offset = get_or<int64_t>(n, "c_offset", 0);
+  if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0 || r.a_offset < 0 ||
+      r.b_offset < 0 || r.c_offset < 0 || r.a_offset > 4096 || r.b_offset > 4096 || r.c_offset > 4096)
+    throw Error(ErrorKind::bad_input, "case record sizes must be >= 1, paddings >= 0 and offsets in [0, 4096]");
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -109,6 +110,11 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
   while (true) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
+    if (done < 0 && errno != EINTR) {  // cannot wait for it (e.g. SIGCHLD ignored): kill it and give up
+      kill(-pid, SIGKILL);
+      outcome.stderr_tail = std::string("waitpid: ") + std::strerror(errno);
+      return outcome;
+    }
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!killed && outcome.seconds > timeout_s) {
       kill(-pid, SIGKILL);

@@ -21,7 +21,8 @@ struct WorkerOutcome {
   std::string stderr_tail;    ///< the end of its standard error
   double seconds = 0;
 
-  /// One line: `finished`, `crashed (signal 11) during: case m=... `, `hung after 120 s during: ...`.
+  /// One line: `finished`, `crashed (signal 11: Segmentation fault) during: case m=...`,
+  /// `hung: killed after 120 s during: ...`.
   std::string describe() const;
 };
 

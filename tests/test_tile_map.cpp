@@ -1,0 +1,145 @@
+// Laws of the CTA-to-tile mapping (templates/tile_map.h), which the kernels run on the device and these
+// tests run on the host. The law: for every grid, the indices [0, tiles_m * tiles_n) map one to one onto
+// the (m, n) tiles. Its mutant (clamp_last_group = 0, the "assume the last group is full" bug) breaks the
+// law exactly when the last group of rows is short and there is more than one tile column, which shows the
+// law can fail. RapidCheck prints the seed of a failing run; replay it with RC_PARAMS="seed=...".
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "templates/tile_map.h"
+#include "tuner/templates/kernel_template.hpp"
+
+namespace {
+
+/// Visits of every tile when indices [0, tiles_m * tiles_n) are mapped; `out_of_range` counts indices that
+/// land outside the grid.
+struct Visits {
+  std::vector<int> count;  // (tiles_m, tiles_n) row-major
+  int64_t out_of_range = 0;
+
+  bool each_exactly_once() const {
+    if (out_of_range) return false;
+    for (int c : count)
+      if (c != 1) return false;
+    return true;
+  }
+};
+
+Visits map_grid(int64_t tiles_m, int64_t tiles_n, int64_t group_m, int clamp_last_group) {
+  Visits v;
+  v.count.assign(static_cast<size_t>(tiles_m * tiles_n), 0);
+  for (int64_t index = 0; index < tiles_m * tiles_n; ++index) {
+    const TfTile tile = tf_tile_map(index, tiles_m, tiles_n, group_m, clamp_last_group);
+    if (tile.m < 0 || tile.m >= tiles_m || tile.n < 0 || tile.n >= tiles_n)
+      ++v.out_of_range;
+    else
+      ++v.count[static_cast<size_t>(tile.m * tiles_n + tile.n)];
+  }
+  return v;
+}
+
+RC_GTEST_PROP(TileMap, EveryTileIsVisitedExactlyOnceAndInRange, ()) {
+  const int64_t tiles_m = *rc::gen::inRange<int64_t>(1, 301).as("tiles_m");
+  const int64_t tiles_n = *rc::gen::inRange<int64_t>(1, 301).as("tiles_n");
+  const int64_t group_m = *rc::gen::inRange<int64_t>(1, 41).as("group_m");
+  const Visits v = map_grid(tiles_m, tiles_n, group_m, 1);
+  RC_ASSERT(v.out_of_range == 0);
+  for (size_t i = 0; i < v.count.size(); ++i)
+    if (v.count[i] != 1) {
+      RC_FAIL("tile (" + std::to_string(i / tiles_n) + ", " + std::to_string(i % tiles_n) + ") visited " +
+              std::to_string(v.count[i]) + " times");
+    }
+}
+
+// The mutant: without clamping, the last group is assumed to hold group_m rows. That is harmless when it
+// really does (tiles_m % group_m == 0) or when there is one tile column (each index of the short group then
+// still lands on its own row); otherwise index `rows_in_last_group` of that group lands on row tiles_m.
+RC_GTEST_PROP(TileMap, TheUnclampedMutantBreaksTheLawExactlyWhenTheLastGroupIsShort, ()) {
+  const int64_t tiles_m = *rc::gen::inRange<int64_t>(1, 301).as("tiles_m");
+  const int64_t tiles_n = *rc::gen::inRange<int64_t>(1, 301).as("tiles_n");
+  const int64_t group_m = *rc::gen::inRange<int64_t>(1, 41).as("group_m");
+  const bool short_last_group = tiles_m % group_m != 0 && tiles_n > 1;
+  RC_ASSERT(map_grid(tiles_m, tiles_n, group_m, 0).each_exactly_once() == !short_last_group);
+}
+
+// The case named in the mutant's description: more rows than one group, not a multiple of it.
+RC_GTEST_PROP(TileMap, TheUnclampedMutantMissesOrRepeatsTilesWhenGroupsDoNotDivideTheRows, ()) {
+  const int64_t group_m = *rc::gen::inRange<int64_t>(2, 41).as("group_m");
+  const int64_t full_groups = *rc::gen::inRange<int64_t>(1, 300 / group_m + 1).as("full groups");
+  const int64_t remainder = *rc::gen::inRange<int64_t>(1, group_m).as("rows in the last group");
+  const int64_t tiles_m = full_groups * group_m + remainder;
+  const int64_t tiles_n = *rc::gen::inRange<int64_t>(2, 301).as("tiles_n");
+  RC_ASSERT(!map_grid(tiles_m, tiles_n, group_m, 0).each_exactly_once());
+  RC_ASSERT(map_grid(tiles_m, tiles_n, group_m, 1).each_exactly_once());
+}
+
+TEST(TileMap, CeilDivisionCountsPartialTiles) {
+  EXPECT_EQ(tf_ceil_div(1, 128), 1);
+  EXPECT_EQ(tf_ceil_div(128, 128), 1);
+  EXPECT_EQ(tf_ceil_div(129, 128), 2);
+  EXPECT_EQ(tf_ceil_div(4097, 256), 17);
+  EXPECT_EQ(tf_ceil_div(0, 64), 0);
+}
+
+/// An output extent in [1, 1200] for tiles of `tile`: odd (never a whole number of tiles) three times in
+/// four, else an exact multiple of the tile, where a floor division would still be right.
+rc::Gen<int64_t> gen_extent(int64_t tile) {
+  return rc::gen::weightedOneOf<int64_t>(
+      {{3, rc::gen::map(rc::gen::inRange<int64_t>(0, 600), [](int64_t half) { return 2 * half + 1; })},
+       {1, rc::gen::map(rc::gen::inRange<int64_t>(1, 1200 / tile + 1),
+                        [tile](int64_t t) { return t * tile; })}});
+}
+
+// The law on the kernel's own shapes: for odd M and N (and whole multiples of the tile), the grid the
+// gemm_mma launcher requests, mapped through tf_tile_map with tiles from ceiling division and the kernel's
+// out-of-range guard, writes every element of the M x N output exactly once.
+RC_GTEST_PROP(TileMap, TheKernelGridCoversEveryOutputElementOnce, ()) {
+  const int64_t bm = *rc::gen::element<int64_t>(64, 128, 256).as("BM");
+  const int64_t bn = *rc::gen::element<int64_t>(64, 128, 256).as("BN");
+  const int64_t m = *gen_extent(bm).as("M");
+  const int64_t n = *gen_extent(bn).as("N");
+  const int64_t group_m = *rc::gen::inRange<int64_t>(1, 17).as("GROUP_M");
+
+  const tunefuzz::KernelTemplate& gemm = tunefuzz::find_template("gemm_mma");
+  std::vector<std::pair<std::string, int64_t>> values = gemm.default_point().values();
+  for (auto& [name, value] : values) {
+    if (name == "BM") value = bm;
+    if (name == "BN") value = bn;
+    if (name == "GROUP_M") value = group_m;
+  }
+  tunefuzz::GemmShape shape;
+  shape.m = m;
+  shape.n = n;
+  shape.k = 64;
+  shape.lda = shape.k;
+  shape.ldb = shape.ldc = n;
+  const int64_t grid = gemm.geometry(tunefuzz::Point(values), shape).grid_x;
+
+  const int64_t tiles_m = tf_ceil_div(m, bm), tiles_n = tf_ceil_div(n, bn);
+  RC_ASSERT(tiles_m * bm >= m);
+  RC_ASSERT((tiles_m - 1) * bm < m);
+  RC_ASSERT(tiles_n * bn >= n);
+  RC_ASSERT((tiles_n - 1) * bn < n);
+  RC_ASSERT(grid == tiles_m * tiles_n);
+
+  std::vector<uint8_t> writes(static_cast<size_t>(m * n), 0);
+  for (int64_t block = 0; block < grid; ++block) {
+    const TfTile tile = tf_tile_map(block, tiles_m, tiles_n, group_m, 1);
+    if (tile.m >= tiles_m || tile.n >= tiles_n) continue;  // the kernel's guard
+    for (int64_t row = tile.m * bm; row < std::min(m, (tile.m + 1) * bm); ++row)
+      for (int64_t col = tile.n * bn; col < std::min(n, (tile.n + 1) * bn); ++col)
+        ++writes[static_cast<size_t>(row * n + col)];
+  }
+  for (int64_t i = 0; i < m * n; ++i)
+    if (writes[static_cast<size_t>(i)] != 1) {
+      RC_FAIL("output element (" + std::to_string(i / n) + ", " + std::to_string(i % n) + ") written " +
+              std::to_string(writes[static_cast<size_t>(i)]) + " times");
+    }
+}
+
+}  // namespace

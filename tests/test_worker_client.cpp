@@ -1,0 +1,206 @@
+// Tests of the coordinator's side of a worker (tuner/worker/worker_client): run_worker() classifies every
+// way a worker process can end, and its watchdog kills the whole process group of a hung worker in time.
+// No GPU is needed: tests/fixtures/fake_worker.sh stands in for tunefuzz-worker (through $TUNEFUZZ_WORKER)
+// and ends the way the job's `fake` key asks. The laws: exit 0 is finished; a signal is a crash with that
+// signal; exit 4 is a crash without one (poisoned context); exit 3 or no executable is failed_to_start;
+// any other exit is an error; a worker past its time limit is hung and leaves no process behind; the
+// outcome carries the result the worker wrote in this run (never an older one) and the last progress line.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "tuner/worker/worker_client.hpp"
+
+namespace tunefuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using End = WorkerOutcome::End;
+
+const char* to_string(End end) {
+  switch (end) {
+    case End::finished:
+      return "finished";
+    case End::error:
+      return "error";
+    case End::crashed:
+      return "crashed";
+    case End::hung:
+      return "hung";
+    case End::failed_to_start:
+      return "failed_to_start";
+  }
+  return "?";
+}
+
+/// A fresh directory per test, holding a copy of the fake worker (copied so that a checkout that lost the
+/// executable bit still runs it) and pointing $TUNEFUZZ_WORKER at it.
+class WorkerClient : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    directory_ = fs::temp_directory_path() /
+                 ("tunefuzz_test_worker_client_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+    worker_ = directory_ / "fake_worker.sh";
+    fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / "fake_worker.sh", worker_);
+    fs::permissions(worker_, fs::perms::owner_all);
+    ::setenv("TUNEFUZZ_WORKER", worker_.c_str(), 1);
+  }
+
+  void TearDown() override {
+    ::unsetenv("TUNEFUZZ_WORKER");
+    std::error_code ignored;
+    fs::remove_all(directory_, ignored);
+  }
+
+  YAML::Node job(const std::string& mode) const {
+    YAML::Node node;
+    node["kind"] = "probe";
+    node["fake"] = mode;
+    return node;
+  }
+
+  WorkerOutcome run(const YAML::Node& job, double timeout_s = 30, const std::string& name = "job") const {
+    return run_worker(job, directory_, name, timeout_s);
+  }
+
+  static std::string explain(const WorkerOutcome& outcome) {
+    return std::string("end ") + to_string(outcome.end) + ", exit code " + std::to_string(outcome.exit_code) +
+           ", signal " + std::to_string(outcome.signal) + ", describe: " + outcome.describe() +
+           "\n--- stderr ---\n" + outcome.stderr_tail;
+  }
+
+  fs::path directory_;
+  fs::path worker_;
+};
+
+// True when no process `pid` runs any more: gone, or a zombie waiting for its new parent to reap it.
+bool process_is_dead(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+TEST_F(WorkerClient, ExitZeroIsFinishedAndTheResultIsRead) {
+  const WorkerOutcome outcome = run(job("finish"));
+  ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.signal, 0);
+  EXPECT_EQ(outcome.describe(), "finished");
+  ASSERT_TRUE(outcome.result.IsMap()) << explain(outcome);
+  EXPECT_EQ(outcome.result["name"].as<std::string>(), "fake device");
+  EXPECT_EQ(outcome.result["m"].as<int>(), 3);
+  EXPECT_EQ(outcome.result["cases"].size(), 2u);
+  // The worker's standard error lands in the log that stderr_tail reads back.
+  EXPECT_NE(outcome.stderr_tail.find("fake worker: mode finish"), std::string::npos) << explain(outcome);
+  EXPECT_TRUE(fs::exists(directory_ / "job.job.yaml"));
+}
+
+TEST_F(WorkerClient, AHungWorkerIsKilledWithItsWholeProcessGroupInTime) {
+  const fs::path pid_file = directory_ / "child.pid";
+  YAML::Node hang = job("hang");
+  hang["pid_file"] = pid_file.string();
+  const double timeout_s = 1.0;
+  const auto start = std::chrono::steady_clock::now();
+  const WorkerOutcome outcome = run(hang, timeout_s);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  EXPECT_EQ(outcome.end, End::hung) << explain(outcome);
+  EXPECT_GE(elapsed, timeout_s);
+  EXPECT_LT(elapsed, timeout_s + 2) << "the watchdog returned late";
+  EXPECT_GE(outcome.seconds, timeout_s);
+  EXPECT_EQ(outcome.describe().rfind("hung", 0), 0u) << outcome.describe();
+  EXPECT_TRUE(outcome.result.IsNull()) << "a hung worker wrote no result";
+
+  // The fake's background child was in the worker's process group: it must be gone too.
+  pid_t child = 0;
+  std::ifstream(pid_file) >> child;
+  ASSERT_GT(child, 0) << "the fake worker did not record its child's pid in " << pid_file;
+  bool dead = false;
+  for (int i = 0; i < 50 && !dead; ++i) {
+    dead = process_is_dead(child);
+    if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(dead) << "the worker's child " << child << " survived the watchdog";
+  if (!dead) ::kill(child, SIGKILL);  // do not leave it behind when the test fails
+}
+
+TEST_F(WorkerClient, DeathBySignalIsACrashWithThatSignal) {
+  const WorkerOutcome outcome = run(job("segfault"));
+  EXPECT_EQ(outcome.end, End::crashed) << explain(outcome);
+  EXPECT_EQ(outcome.signal, SIGSEGV);
+  EXPECT_NE(outcome.describe().find("crashed (signal 11"), std::string::npos) << outcome.describe();
+}
+
+TEST_F(WorkerClient, ExitFourIsACrashWithoutASignal) {
+  const WorkerOutcome outcome = run(job("poisoned"));
+  EXPECT_EQ(outcome.end, End::crashed) << explain(outcome);
+  EXPECT_EQ(outcome.signal, 0);
+  EXPECT_EQ(outcome.exit_code, 4);
+  EXPECT_NE(outcome.describe().find("poisoned"), std::string::npos) << outcome.describe();
+}
+
+TEST_F(WorkerClient, ExitThreeIsFailedToStart) {
+  const WorkerOutcome outcome = run(job("no_device"));
+  EXPECT_EQ(outcome.end, End::failed_to_start) << explain(outcome);
+  EXPECT_EQ(outcome.exit_code, 3);
+  EXPECT_EQ(outcome.signal, 0);
+}
+
+TEST_F(WorkerClient, ExitOneIsAnErrorAndItsResultIsRead) {
+  const WorkerOutcome outcome = run(job("error"));
+  ASSERT_EQ(outcome.end, End::error) << explain(outcome);
+  EXPECT_EQ(outcome.exit_code, 1);
+  EXPECT_EQ(outcome.signal, 0);
+  ASSERT_TRUE(outcome.result.IsMap() && outcome.result["error"]) << explain(outcome);
+  EXPECT_EQ(outcome.result["error"]["kind"].as<std::string>(), "launch");
+  EXPECT_EQ(outcome.result["error"]["message"].as<std::string>(), "fake launch failure");
+  EXPECT_NE(outcome.describe().find("exit code 1"), std::string::npos) << outcome.describe();
+}
+
+TEST_F(WorkerClient, TheLastProgressLineSaysWhatACrashedWorkerWasDoing) {
+  const std::string last =
+      "case m=3 n=8 k=16 lda_pad=0 ldb_pad=0 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=5";
+  YAML::Node crash = job("progress");
+  crash["progress"] = (directory_ / "job.progress").string();
+  const WorkerOutcome outcome = run(crash);
+  EXPECT_EQ(outcome.end, End::crashed) << explain(outcome);
+  EXPECT_EQ(outcome.signal, SIGSEGV);
+  EXPECT_EQ(outcome.last_progress, last);
+  EXPECT_NE(outcome.describe().find("during: " + last), std::string::npos) << outcome.describe();
+}
+
+TEST_F(WorkerClient, AResultIsOnlyEverTheOneThisRunWrote) {
+  ASSERT_EQ(run(job("finish"), 30, "same").end, End::finished);
+  const WorkerOutcome outcome = run(job("segfault"), 30, "same");
+  EXPECT_EQ(outcome.end, End::crashed) << explain(outcome);
+  EXPECT_TRUE(outcome.result.IsNull()) << "the previous run's result was read back as this run's";
+}
+
+TEST_F(WorkerClient, AMissingExecutableFailsToStartNamingThePath) {
+  const fs::path missing = directory_ / "no" / "such-worker";
+  ::setenv("TUNEFUZZ_WORKER", missing.c_str(), 1);
+  EXPECT_EQ(worker_executable(), missing);
+  const WorkerOutcome outcome = run(job("finish"));
+  EXPECT_EQ(outcome.end, End::failed_to_start) << explain(outcome);
+  EXPECT_NE(outcome.stderr_tail.find(missing.string()), std::string::npos) << explain(outcome);
+  EXPECT_TRUE(outcome.result.IsNull());
+}
+
+}  // namespace
+}  // namespace tunefuzz
