@@ -24,7 +24,9 @@ std::string program_log(nvrtcProgram program) {
   if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
   std::string log(size, '\0');
   nvrtcGetProgramLog(program, log.data());
-  log.resize(log.find('\0'));  // NVRTC's size can exceed the text by more than the terminator
+  // The reported size can exceed the text, and some NVRTC builds put NULs between the front end's output and
+  // ptxas's: drop every NUL, keep all the text.
+  std::erase(log, '\0');
   return log;
 }
 
