@@ -3,6 +3,7 @@
 #include <nvrtc.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <regex>
 
 #include "tuner/common/hash.hpp"
@@ -42,6 +43,10 @@ bool valid_arch(const std::string& arch) { return std::regex_match(arch, std::re
 }  // namespace
 
 NvrtcCompiler::NvrtcCompiler() {
+  // Some NVRTC builds (13.0.88 on the GPU machines) serve ptxas results from the CUDA compute cache
+  // (~/.nv/ComputeCache); a hit skips ptxas, and with it the -v resource report the compile stage prunes on.
+  // tunefuzz keeps its own cache, keyed and checksummed, so NVRTC's is turned off for this process.
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   version_ = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
@@ -102,6 +107,8 @@ CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
   if (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
   out.key = key(request);
   out.resources = parse_ptxas_resources(out.log);
+  if (out.resources.empty())  // never cache an entry the compile stage could not judge
+    throw Error(ErrorKind::compile, source.file_name + ": the compiler log has no ptxas resource report", {}, out.log);
   out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
