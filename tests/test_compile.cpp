@@ -115,7 +115,8 @@ std::optional<std::array<int64_t, 4>> kernel_meta(const std::string& ptx) {
       size_t comma = list.find(',', start);
       if (comma == std::string::npos) comma = list.size();
       const std::string item = list.substr(start, comma - start);
-      if (item.find_first_not_of(" \t\n") != std::string::npos) elements.push_back(std::stoull(item, nullptr, 0));
+      if (item.find_first_not_of(" \t\n") != std::string::npos)
+        elements.push_back(std::stoull(item, nullptr, 0));
       start = comma + 1;
     }
   }
@@ -142,7 +143,8 @@ bool contains(const std::string& text, const std::string& fragment) {
 /// Every static_assert message of a source text (each message is one string literal).
 std::vector<std::string> static_assert_messages(const std::string& text) {
   std::vector<std::string> out;
-  for (size_t at = text.find("static_assert("); at != std::string::npos; at = text.find("static_assert(", at + 1)) {
+  for (size_t at = text.find("static_assert("); at != std::string::npos;
+       at = text.find("static_assert(", at + 1)) {
     const size_t open = text.find('"', at);
     const size_t close = text.find('"', open + 1);
     out.push_back(text.substr(open + 1, close - open - 1));
@@ -189,7 +191,8 @@ TEST(CompileGemmMma, ExpectedInstructionsFollowVec) {
     const Point point = at({{"VEC", vec}});
     const CompiledKernel& kernel = compiled(point);
     const std::vector<std::string> expected = t.expected_instructions(point);
-    for (const std::string& instruction : expected) EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
+    for (const std::string& instruction : expected)
+      EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
     const bool promises_cp_async = std::find(expected.begin(), expected.end(), "cp.async") != expected.end();
     EXPECT_EQ(promises_cp_async, vec > 1);
     EXPECT_EQ(contains(kernel.ptx, "cp.async"), vec > 1);
@@ -219,7 +222,8 @@ TEST(CompileGemmMma, MalformedArchIsBadInput) {
 
 TEST(KernelMeta, ParserReadsBothPtxForms) {
   // Trailing zero bytes omitted, as NVRTC writes it.
-  EXPECT_EQ(kernel_meta(".const .align 4 .b8 tf_kernel_meta[16] = {128, 0, 0, 0, 0, 192, 0, 0, 128, 0, 0, 0, 128};"),
+  EXPECT_EQ(kernel_meta(
+                ".const .align 4 .b8 tf_kernel_meta[16] = {128, 0, 0, 0, 0, 192, 0, 0, 128, 0, 0, 0, 128};"),
             (std::array<int64_t, 4>{128, 49152, 128, 128}));
   EXPECT_EQ(kernel_meta(".const .align 4 .u32 tf_kernel_meta[4] = {256, 196608, 256, 128};"),
             (std::array<int64_t, 4>{256, 196608, 256, 128}));
@@ -231,11 +235,11 @@ TEST(KernelMeta, HostFormulasEqualTheKernelsOwnRecord) {
   // tf_kernel_meta = {threads, shared memory bytes, BM, BN}, computed by the kernel's own constexprs.
   const KernelTemplate& t = gemm_mma_template();
   const std::vector<Point> points = {
-      at({}),                                                                       // defaults
-      at({{"SWIZZLE", 0}}),                                                         // padded rows
-      at({{"BM", 256}, {"BK", 64}, {"STAGES", 4}}),                                 // 196608 bytes
+      at({}),                                        // defaults
+      at({{"SWIZZLE", 0}}),                          // padded rows
+      at({{"BM", 256}, {"BK", 64}, {"STAGES", 4}}),  // 196608 bytes
       at({{"BM", 64}, {"BN", 256}, {"BK", 16}, {"STAGES", 2}, {"WM", 32}, {"SWIZZLE", 0}}),
-      at({{"BM", 192}, {"BN", 96}, {"WN", 32}, {"SWIZZLE", 0}}),                    // 288 threads
+      at({{"BM", 192}, {"BN", 96}, {"WN", 32}, {"SWIZZLE", 0}}),  // 288 threads
       at({{"BN", 64}, {"WM", 32}, {"WN", 32}, {"STAGES", 5}}),
       at({{"BM", 64}, {"BN", 64}, {"WM", 32}, {"WN", 32}, {"BK", 128}, {"STAGES", 2}, {"VEC", 2}}),
   };
@@ -264,11 +268,12 @@ TEST(Mutants, EveryMutantCompilesAndHasItsOwnKey) {
   std::set<std::string> keys = {original.key};
   for (int code = 1; code < static_cast<int>(names.size()); ++code) {
     SCOPED_TRACE(std::to_string(code) + " " + names[code]);
-    EXPECT_TRUE(contains(gemm_source().text, "#define TF_MUTANT_" + [&] {
-      std::string upper = names[code];
-      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      return upper;
-    }() + " " + std::to_string(code)));
+    EXPECT_TRUE(contains(
+        gemm_source().text, "#define TF_MUTANT_" + [&] {
+          std::string upper = names[code];
+          for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          return upper;
+        }() + " " + std::to_string(code)));
     const std::vector<Define> defines = gemm_mma_template().defines(point, {}, code);
     ASSERT_FALSE(defines.empty());
     EXPECT_EQ(defines.back().name, "TF_MUTANT");
@@ -294,20 +299,28 @@ struct Impossible {
 TEST(StaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
   const std::vector<Impossible> cases = {
       {{{"BM", 96}}, {}, "the warp tile WMxWN must divide the CTA tile BMxBN", "warp_tiling"},
+      {{{"BN", 96}, {"SWIZZLE", 0}}, {}, "the warp tile WMxWN must divide the CTA tile BMxBN", "warp_tiling"},
       // 96 / 24 = 4 warps along M; 24 % 16 = 8
       {{{"BM", 96}, {"WM", 24}}, {}, "WM must be a multiple of 16 (mma.sync m16 fragments)", "mma_shape"},
       // 128 / 8 = 16 warps along N, (128/64)*16*32 = 1024 threads: only WN's rule breaks
-      {{{"WN", 8}}, {}, "WN must be a multiple of 16 (ldmatrix.x4.trans loads two n8 fragments)", "mma_shape"},
+      {{{"WN", 8}},
+       {},
+       "WN must be a multiple of 16 (ldmatrix.x4.trans loads two n8 fragments)",
+       "mma_shape"},
       {{{"BK", 24}, {"SWIZZLE", 0}}, {}, "BK must be a multiple of 16 (mma.sync k16 steps)", "mma_shape"},
       // (128/16) * (128/16) * 32 = 2048 threads
       {{{"WM", 16}, {"WN", 16}}, {}, "more than 1024 threads per CTA: (BM/WM)*(BN/WN)*32 > 1024", "threads"},
       {{{"STAGES", 1}}, {}, "STAGES must be at least 2 (one stage loading while one is consumed)", "stages"},
       {{{"VEC", 3}}, {}, "VEC must be 1, 2, 4 or 8 elements", "vector_width"},
       {{{"GROUP_M", 0}}, {}, "GROUP_M must be at least 1", "positive"},
-      {{{"BK", 48}}, {}, "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row",
+      {{{"BK", 48}},
+       {},
+       "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row",
        "swizzle_power_of_two"},
       // (128/64)*(96/32)*32 = 192 threads
-      {{{"BN", 96}, {"WN", 32}}, {}, "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row",
+      {{{"BN", 96}, {"WN", 32}},
+       {},
+       "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row",
        "swizzle_power_of_two"},
       {{}, {Precision::fp32, Precision::bf16}, "TF_INPUT must be fp16 or bf16", ""},
   };
@@ -331,7 +344,8 @@ TEST(StaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
       EXPECT_EQ(error.kind(), ErrorKind::compile);
       EXPECT_TRUE(contains(error.detail(), "static assertion failed"));
       for (const std::string& message : all_messages)
-        EXPECT_EQ(contains(error.detail(), message), message == c.message) << message << "\n" << error.detail();
+        EXPECT_EQ(contains(error.detail(), message), message == c.message) << message << "\n"
+                                                                           << error.detail();
     }
     fired.insert(c.message);
     // The host never sends such a point to the compiler: the rule of the same meaning prunes it.
@@ -389,12 +403,14 @@ TEST(PtxasResources, ReadsEveryFieldOfTwoKernels) {
   EXPECT_TRUE(gemm.spills());
 }
 
-TEST(PtxasResources, EmptyLogHasNoKernels) { EXPECT_TRUE(parse_ptxas_resources("").empty()); }
+TEST(PtxasResources, EmptyLogHasNoKernels) {
+  EXPECT_TRUE(parse_ptxas_resources("").empty());
+}
 
 TEST(PtxasResources, RealLogAgreesWithTheParsedResources) {
   const CompiledKernel& kernel = compiled(at({}));
-  EXPECT_TRUE(contains(kernel.log, "Used " + std::to_string(kernel.resources.at("tf_gemm").registers) +
-                                       " registers"));
+  EXPECT_TRUE(contains(kernel.log,
+                       "Used " + std::to_string(kernel.resources.at("tf_gemm").registers) + " registers"));
   EXPECT_EQ(parse_ptxas_resources(kernel.log).size(), kernel.resources.size());
 }
 
@@ -459,7 +475,8 @@ TEST(CacheKey, PackTwinsShareOneCompiledImage) {
   // And every parameter that is compile-time is a define.
   std::set<std::string> define_names;
   for (const Define& d : t.defines(unpacked, {})) define_names.insert(d.name);
-  for (const ParameterDecl& decl : t.parameters) EXPECT_EQ(define_names.count(decl.name), decl.compile_time ? 1u : 0u);
+  for (const ParameterDecl& decl : t.parameters)
+    EXPECT_EQ(define_names.count(decl.name), decl.compile_time ? 1u : 0u);
 }
 
 // ---- 7. the kernel cache -------------------------------------------------------------------------------
@@ -493,7 +510,8 @@ class KernelCacheTest : public ::testing::Test {
 };
 
 /// Load, else compile and store: what a campaign does with each candidate.
-CompiledKernel compile_through(const KernelCache& cache, const Compiler& compiler, const CompileRequest& request) {
+CompiledKernel compile_through(const KernelCache& cache, const Compiler& compiler,
+                               const CompileRequest& request) {
   if (auto hit = cache.load(compiler.key(request))) return *hit;
   CompiledKernel kernel = compiler.compile(request);
   cache.store(kernel);
@@ -538,18 +556,23 @@ TEST_F(KernelCacheTest, SyntheticEntryRoundTripsEveryField) {
   // the shapes compilers write.
   CompiledKernel kernel;
   kernel.key = std::string(64, 'a');
-  kernel.image = std::string("\x7f" "ELF\0\0\xff\n\r\x01", 10) + std::string(1000, '\0');
+  kernel.image = std::string(
+                     "\x7f"
+                     "ELF\0\0\xff\n\r\x01",
+                     10) +
+                 std::string(1000, '\0');
   kernel.ptx = ".version 9.0\n.target sm_90\n";
   kernel.resources["k1"] = KernelResources{7, 8, 9, 10, 11};
   kernel.resources["k2"] = KernelResources{255, 0, 0, 0, 49152};
   const KernelCache cache(directory_);
   // Logs of every shape: a first line starting with spaces, no final newline and trailing blank lines once
   // broke the entry or changed the log when it was a YAML literal block inside <key>.yaml.
-  for (const std::string& log : {std::string(""), std::string("ptxas info    : Used 1 registers\nsecond line\n"),
-                                std::string("tab\there: colon # hash\n"), std::string("  indented first line\nx\n"),
-                                std::string("no final newline"), std::string("trailing blank lines\n\n\n"),
-                                std::string("nul\0inside\n", 12), std::string("\xff\xfe not UTF-8\n"),
-                                std::string("gemm_mma.cu(12): warning #177-D: variable \"x\" was declared\n  int x;\n")}) {
+  for (const std::string& log :
+       {std::string(""), std::string("ptxas info    : Used 1 registers\nsecond line\n"),
+        std::string("tab\there: colon # hash\n"), std::string("  indented first line\nx\n"),
+        std::string("no final newline"), std::string("trailing blank lines\n\n\n"),
+        std::string("nul\0inside\n", 12), std::string("\xff\xfe not UTF-8\n"),
+        std::string("gemm_mma.cu(12): warning #177-D: variable \"x\" was declared\n  int x;\n")}) {
     SCOPED_TRACE(::testing::PrintToString(log));
     kernel.log = log;
     cache.store(kernel);
@@ -559,13 +582,14 @@ TEST_F(KernelCacheTest, SyntheticEntryRoundTripsEveryField) {
   }
 }
 
-// NVRTC 13.0 reports a log size two larger than the text after a successful compile with
-// --ptxas-options=-v; the log must still end where the text does, or it differs between a fresh compile
-// and the same kernel loaded from the cache, and a NUL reaches every file the log is written to.
+// NVRTC reports a log size larger than the text (13.0: two NULs after a -v compile), and some builds put
+// NULs between the front end's output and ptxas's report. The log must hold the text and no NUL, or it
+// differs between a fresh compile and the same kernel loaded from the cache.
 TEST(CompilerLog, HoldsNoNulAndSurvivesTheCache) {
   const CompiledKernel& kernel = compiled(at({}));
   EXPECT_EQ(kernel.log.find('\0'), std::string::npos) << ::testing::PrintToString(kernel.log);
-  const fs::path directory = fs::temp_directory_path() / ("tunefuzz-test-cache-" + std::to_string(getpid()) + "-log");
+  const fs::path directory =
+      fs::temp_directory_path() / ("tunefuzz-test-cache-" + std::to_string(getpid()) + "-log");
   const KernelCache cache(directory);
   cache.store(kernel);
   const auto loaded = cache.load(kernel.key);

@@ -40,9 +40,10 @@ class GpuTest : public ::testing::Test {
       for (const auto& [override_name, override_value] : overrides)
         if (name == override_name) value = override_value;
     const Candidate candidate{&t, Point(values), types, mutant};
-    std::string& image = images_[candidate.id()];  // compile each candidate once per run of the suite
-    if (image.empty())
-      image = NvrtcCompiler().compile({source_.get(), t.defines(candidate.point, types, mutant), device_->arch}).image;
+    const NvrtcCompiler compiler;
+    const CompileRequest request{source_.get(), t.defines(candidate.point, types, mutant), device_->arch};
+    std::string& image = images_[compiler.key(request)];  // compile each distinct image once per suite
+    if (image.empty()) image = compiler.compile(request).image;
     const auto runner = device::load_candidate(candidate, image);
     device::CaseExecutor executor(candidate, *runner, stream_->get());
     return executor.run(record);

@@ -73,7 +73,8 @@ std::vector<std::string> failing(const Explanation& e) {
 const std::string gpu_line =
     "gpu: {name: H100, arch: sm_90, limits: {shared_memory_per_block_optin: 232448, "
     "shared_memory_per_sm: 233472, registers_per_sm: 65536, sm_count: 132}}\n";
-const std::string problems_and_output = "problems: [{name: p, m: 64, n: 64, k: 64, precision: bf16}]\noutput: out.yaml\n";
+const std::string problems_and_output =
+    "problems: [{name: p, m: 64, n: 64, k: 64, precision: bf16}]\noutput: out.yaml\n";
 
 // ---- 1. the shared-memory and thread formulas, by hand ------------------------------------------------
 
@@ -93,7 +94,8 @@ TEST(GemmMmaFormulas, SharedMemoryAndThreadsMatchHandArithmetic) {
       {at({{"BM", 256}, {"BK", 64}, {"STAGES", 4}}), 196608, 256},
       // SWIZZLE=0 pads rows: 3 * (128*(32+8) + 32*(128+8)) * 2 = 3 * (5120 + 4352) * 2 = 56832; 128 threads
       {at({{"SWIZZLE", 0}}), 56832, 128},
-      // SWIZZLE=0: 2 * (64*(16+8) + 16*(256+8)) * 2 = 2 * (1536 + 4224) * 2 = 23040; (64/32)*(256/64)*32 = 256
+      // SWIZZLE=0: 2 * (64*(16+8) + 16*(256+8)) * 2 = 2 * (1536 + 4224) * 2 = 23040; (64/32)*(256/64)*32 =
+      // 256
       {at({{"BM", 64}, {"BN", 256}, {"BK", 16}, {"STAGES", 2}, {"WM", 32}, {"SWIZZLE", 0}}), 23040, 256},
       // SWIZZLE=0, non-power-of-two tiles: 3 * (192*(32+8) + 32*(96+8)) * 2 = 3 * (7680 + 3328) * 2 = 66048;
       // (192/64)*(96/32)*32 = 288
@@ -134,8 +136,12 @@ TEST(SpacePrune, SixteenPointSpaceOnH100) {
   //   one was already counted under shared_memory -> 3.
   // kept: 16 - 1 - 3 = 12, i.e. every point except BM = BN = 256.
   const Space space(gemm_mma_template(),
-                    search({{"BM", {128, 256}, {}}, {"BN", {128, 256}, {}}, {"BK", {32, 64}, {}},
-                            {"STAGES", {3, 4}, {}}, {"WM", {64}, {}}, {"WN", {64}, {}}}),
+                    search({{"BM", {128, 256}, {}},
+                            {"BN", {128, 256}, {}},
+                            {"BK", {32, 64}, {}},
+                            {"STAGES", {3, 4}, {}},
+                            {"WM", {64}, {}},
+                            {"WN", {64}, {}}}),
                     h100());
   EXPECT_EQ(space.size(), 16);
   const SpaceReport report = space.prune();
@@ -245,6 +251,8 @@ TEST(SpaceConstraints, EveryConstraintCanFireAlone) {
       {"switch", "SWIZZLE=2"},
       // 96 % 64 = 32; threads (96/64)*(128/64)*32 = 64; 3*(96*32 + 32*128)*2 = 43008 bytes
       {"warp_tiling", "BM=96"},
+      // 96 % 64 = 32 along N (SWIZZLE=0 allows BN = 96); (128/64)*(96/64)*32 = 64 threads
+      {"warp_tiling", "BN=96,SWIZZLE=0"},
       // BK = 24 is no multiple of 16; SWIZZLE=0 so that a non-power-of-two BK is allowed;
       // 3*(128*32 + 24*136)*2 = 44160 bytes
       {"mma_shape", "BK=24,SWIZZLE=0"},
@@ -252,7 +260,8 @@ TEST(SpaceConstraints, EveryConstraintCanFireAlone) {
       {"mma_shape", "BM=96,WM=24"},
       // WN = 8: 128/8 = 16 warps along N, 2*16*32 = 1024 threads; 65536/1024 = 64 >= 64*8/32 + 32 = 48
       {"mma_shape", "WN=8"},
-      // (48/16)*(176/16)*32 = 3*11*32 = 1056 threads > 1024; registers: 65536/1056 = 62 >= 16*16/32 + 32 = 40;
+      // (48/16)*(176/16)*32 = 3*11*32 = 1056 threads > 1024; registers: 65536/1056 = 62 >= 16*16/32 + 32 =
+      // 40;
       // 3*(48*40 + 32*184)*2 = 46848 bytes
       {"threads", "BM=48,BN=176,WM=16,WN=16,SWIZZLE=0"},
       // 4*(128*128 + 128*128)*2 = 262144 > 232448; 128 threads
@@ -300,7 +309,8 @@ TEST(SpaceConstraints, APointBreakingSeveralRulesIsCountedOnceUnderTheFirst) {
   // STAGES=1 (stages) and VEC=3 (vector_width) and BK=24 (mma_shape, swizzle_power_of_two): mma_shape is
   // first in template order.
   const SpaceReport report =
-      Space(gemm_mma_template(), search({{"STAGES", {1}, {}}, {"VEC", {3}, {}}, {"BK", {24}, {}}}), h100()).prune();
+      Space(gemm_mma_template(), search({{"STAGES", {1}, {}}, {"VEC", {3}, {}}, {"BK", {24}, {}}}), h100())
+          .prune();
   std::map<std::string, int64_t> expected;
   for (const Constraint& c : gemm_mma_template().constraints) expected[c.name] = 0;
   expected["mma_shape"] = 1;
@@ -321,8 +331,8 @@ TEST(SpaceConstraints, APointBreakingSeveralRulesIsCountedOnceUnderTheFirst) {
     if (error.kind() == ErrorKind::bad_input && where.file == "space.yaml" && where.line == line &&
         where.column == 7 && where.field == field && error.message().find(fragment) != std::string::npos)
       return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "got " << to_string(error.kind()) << " at " << where.str() << ": "
-                                         << error.what();
+    return ::testing::AssertionFailure()
+           << "got " << to_string(error.kind()) << " at " << where.str() << ": " << error.what();
   }
   return ::testing::AssertionFailure() << "no error";
 }
@@ -369,10 +379,10 @@ TEST(SpaceErrors, SecondTemplatesSpaceIsCheckedAtItsOwnLocation) {
 
 class SpaceExplain : public ::testing::Test {
  protected:
-  const Space space{gemm_mma_template(),
-                    search({{"BM", {128, 256}, {}}, {"BN", {128, 256}, {}}, {"BK", {32, 64}, {}},
-                            {"STAGES", {3, 4}, {}}}),
-                    h100()};
+  const Space space{
+      gemm_mma_template(),
+      search({{"BM", {128, 256}, {}}, {"BN", {128, 256}, {}}, {"BK", {32, 64}, {}}, {"STAGES", {3, 4}, {}}}),
+      h100()};
 };
 
 TEST_F(SpaceExplain, KeptPointInTheSpace) {

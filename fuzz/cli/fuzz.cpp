@@ -13,6 +13,8 @@
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/session.hpp"
+#include "tuner/common/version.hpp"
+#include "tuner/table/results_table.hpp"
 #include "tuner/templates/gemm_mma.hpp"
 #include "tuner/worker/worker_client.hpp"
 
@@ -33,6 +35,7 @@ struct Options {
   int64_t cases = 0;
   int jobs = 0;
   bool huge = false;
+  std::string command_line;
 };
 
 double parse_budget(const std::string& text) {
@@ -197,6 +200,10 @@ int command_mutants(const Options& o) {
   report["format"] = "tunefuzz-mutants/1";
   report["card"] = device.name;
   report["driver"] = device.driver_version;
+  report["tool_commit"] = tool_commit();
+  report["date"] = make_provenance("", "", "").date;
+  report["command"] = o.command_line;
+  report["config"] = o.config;
   report["base_candidate"] = base.id();
   report["cases_budget"] = cases;
   report["seed"] = options.seed;
@@ -252,6 +259,7 @@ int main(int argc, char** argv) {
   CLI::App app{"fuzz: fuzz kernel candidates against the oracle, replay failures, validate the fuzzer"};
   app.require_subcommand(1);
   Options o;
+  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
 
   CLI::App* run = app.add_subcommand("run", "fuzz every compiled candidate of a config until the budget is spent");
   run->add_option("config", o.config, "campaign config")->required();

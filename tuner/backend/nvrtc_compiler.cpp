@@ -40,13 +40,15 @@ struct Program {
 
 bool valid_arch(const std::string& arch) { return std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")); }
 
+// Some NVRTC builds (13.0.88 on the GPU machines) serve ptxas results from the CUDA compute cache
+// (~/.nv/ComputeCache); a hit skips ptxas, and with it the -v resource report the compile stage prunes on.
+// tunefuzz keeps its own cache, keyed and checksummed, so the compute cache is turned off for the process,
+// at load time: the setting is read once, by whichever of NVRTC and the driver starts first.
+const bool compute_cache_disabled = setenv("CUDA_CACHE_DISABLE", "1", 1) == 0;
+
 }  // namespace
 
 NvrtcCompiler::NvrtcCompiler() {
-  // Some NVRTC builds (13.0.88 on the GPU machines) serve ptxas results from the CUDA compute cache
-  // (~/.nv/ComputeCache); a hit skips ptxas, and with it the -v resource report the compile stage prunes on.
-  // tunefuzz keeps its own cache, keyed and checksummed, so NVRTC's is turned off for this process.
-  setenv("CUDA_CACHE_DISABLE", "1", 1);
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   version_ = "nvrtc " + std::to_string(major) + "." + std::to_string(minor);
