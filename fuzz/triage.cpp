@@ -38,8 +38,9 @@ IncorrectKind classify_incorrect(const Verdict& v, int64_t m, int64_t n, int64_t
   if (v.failed_mask.size() != static_cast<size_t>(m * n) || tile_m <= 0 || tile_n <= 0)
     return IncorrectKind::bound_exceeded;
   // Rows/columns at or past these belong to a partial edge tile.
+  // "Tail only" and "whole tiles" need something to contrast with: a full tile, or more than one tile.
   const int64_t full_m = m / tile_m * tile_m, full_n = n / tile_n * tile_n;
-  bool tail_only = full_m < m || full_n < n;
+  bool tail_only = (full_m < m || full_n < n) && full_m > 0 && full_n > 0;
   const int64_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n;
   std::vector<int64_t> failed_in_tile(tiles_m * tiles_n, 0);
   for (int64_t i = 0; i < m; ++i)
@@ -49,7 +50,7 @@ IncorrectKind classify_incorrect(const Verdict& v, int64_t m, int64_t n, int64_t
         ++failed_in_tile[(i / tile_m) * tiles_n + j / tile_n];
       }
   if (tail_only) return IncorrectKind::tail_only;
-  bool whole_tiles = true;
+  bool whole_tiles = tiles_m * tiles_n > 1;
   for (int64_t t = 0; t < tiles_m * tiles_n && whole_tiles; ++t) {
     const int64_t rows = std::min(tile_m, m - (t / tiles_n) * tile_m);
     const int64_t cols = std::min(tile_n, n - (t % tiles_n) * tile_n);
