@@ -119,13 +119,19 @@ int command_run(const Options& o) {
 int command_replay(const Options& o) {
   const Reproducer r = read_reproducer(o.file);
   const Candidate candidate = parse_candidate_id(r.candidate);
+  const fs::path work = work_directory_for(o, "fuzz-work");
+  // The reproducer names the arch; the limits are this machine's (a replay has no config of its own).
+  const ProbeOutcome probe = probe_device(work);
+  if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
+  const DeviceInfo& device = *probe.device;
+  if (device.arch != r.arch)
+    throw Error(ErrorKind::bad_input, "the reproducer was recorded for " + r.arch + " but this GPU is " + device.arch,
+                {o.file, 0, 0, "arch"});
   Config config;
-  config.gpu.arch = r.arch;
+  config.gpu = {device.name, device.arch, device.limits, {}};
   const auto compiled = compile_candidates(config, {candidate}, o.jobs);
   if (compiled.front().status == CompileStatus::compile_failed)
     throw Error(ErrorKind::compile, "the reproducer's candidate no longer compiles: " + compiled.front().message);
-  const fs::path work = work_directory_for(o, "fuzz-work");
-  const DeviceInfo device = require_device(config, work);
   std::vector<std::string> wrapper;
   if (!o.sanitize.empty()) {
     static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
