@@ -9,9 +9,10 @@ namespace tunefuzz::fuzz {
 
 namespace {
 
-constexpr std::array<Distribution, 8> kDistributions = {
-    Distribution::small_int, Distribution::ones,  Distribution::sequential, Distribution::normal,
-    Distribution::alternating, Distribution::large, Distribution::denormal, Distribution::sparse_nonfinite};
+constexpr std::array<Distribution, 9> kDistributions = {
+    Distribution::small_int, Distribution::ones,     Distribution::sequential,       Distribution::normal,
+    Distribution::alternating, Distribution::large, Distribution::denormal, Distribution::sparse_nonfinite,
+    Distribution::identity};
 
 /// Shortest text that reads back as the same double.
 std::string shortest(double value) {
@@ -41,6 +42,8 @@ const char* to_string(Distribution distribution) {
       return "denormal";
     case Distribution::sparse_nonfinite:
       return "sparse_nonfinite";
+    case Distribution::identity:
+      return "identity";
   }
   return "?";
 }
@@ -62,6 +65,7 @@ bool is_exact(Distribution distribution) {
     case Distribution::sequential:
     case Distribution::alternating:
     case Distribution::sparse_nonfinite:
+    case Distribution::identity:
       return true;
     case Distribution::normal:
     case Distribution::large:

@@ -18,6 +18,7 @@ enum class Distribution {
   large,       ///< integers in [-64, 64]: partial sums overflow an fp16 accumulator at K ≥ 16 (bounded check)
   denormal,    ///< normal values, half of them scaled into the input type's subnormal range (bounded check)
   sparse_nonfinite,  ///< small integers with about 1 in 500 elements NaN, +Inf or -Inf: positions must match
+  identity,    ///< A is the (rectangular) identity, B and C small integers: C's rows are B's, so index bugs show
 };
 
 const char* to_string(Distribution distribution);

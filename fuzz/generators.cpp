@@ -120,7 +120,7 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
   const Gen<Distribution> distribution = weighted_choice<Distribution>(
       {{4, Distribution::small_int}, {1, Distribution::ones}, {1, Distribution::sequential}, {2, Distribution::normal},
        {1, Distribution::alternating}, {1, Distribution::large}, {1, Distribution::denormal},
-       {1, Distribution::sparse_nonfinite}});
+       {1, Distribution::sparse_nonfinite}, {1, Distribution::identity}});
   // Base-pointer offsets for A, B (in vector units, so a candidate's alignment needs still hold) and C (any
   // element), mostly zero.
   const Gen<std::vector<int64_t>> offsets =

@@ -109,6 +109,9 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
         case Distribution::denormal:
           value = normal(engine) * (coin(engine) ? subnormal_scale : 1.0);
           break;
+        case Distribution::identity:
+          value = operand == Operand::a ? (row == col ? 1.0 : 0.0) : small_int(engine);
+          break;
         case Distribution::sparse_nonfinite: {
           value = small_int(engine);
           const int pick = one_in(engine);

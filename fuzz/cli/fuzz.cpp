@@ -113,6 +113,36 @@ int command_run(const Options& o) {
   for (const auto& [name, count] : by_class) std::printf(", %lld %s", static_cast<long long>(count), name.c_str());
   std::printf("\n");
   print_failures(failed);
+
+  YAML::Node report;
+  report["format"] = "tunefuzz-fuzz-run/1";
+  report["card"] = device.name;
+  report["driver"] = device.driver_version;
+  report["tool_commit"] = tool_commit();
+  report["date"] = make_provenance("", "", "").date;
+  report["command"] = o.command_line;
+  report["seed"] = seed;
+  report["rounds"] = rounds;
+  report["cases"] = cases;
+  report["seconds"] = static_cast<int64_t>(elapsed());
+  report["candidates"] = static_cast<int64_t>(std::count_if(prepared.compiled.begin(), prepared.compiled.end(),
+      [](const CompiledCandidate& c) { return c.status == CompileStatus::compiled; }));
+  YAML::Node tags(YAML::NodeType::Map);
+  for (const auto& [tag, count] : coverage) tags[tag] = count;
+  report["coverage"] = tags;
+  report["failures"] = YAML::Node(YAML::NodeType::Sequence);
+  for (const FuzzedCandidate& f : failed) {
+    YAML::Node row;
+    row["id"] = f.candidate.id();
+    row["class"] = fuzz::to_string(f.failure->failure_class);
+    row["subtype"] = f.failure->subtype;
+    row["shrunk_case"] = to_yaml(f.failure->shrunk_case);
+    row["reproducer"] = f.reproducer.string();
+    report["failures"].push_back(row);
+  }
+  const fs::path output = o.output.empty() ? work / "fuzz-run.yaml" : fs::path(o.output);
+  write_yaml(output, report);
+  std::printf("report: %s\n", output.c_str());
   return failed.empty() ? 0 : 1;
 }
 
@@ -274,6 +304,7 @@ int main(int argc, char** argv) {
   run->add_option("--cases", o.cases, "cases per candidate and round (default: the config's fuzz_cases)");
   run->add_option("--work-dir", o.work_directory, "worker jobs, logs and reproducers (default: fuzz-work)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads");
+  run->add_option("-o,--output", o.output, "report file (default: WORK/fuzz-run.yaml)");
   run->add_flag("--huge", o.huge, "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
 
   CLI::App* replay = app.add_subcommand("replay", "run a reproducer's case again");
