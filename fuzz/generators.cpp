@@ -13,18 +13,22 @@ namespace gen = rc::gen;
 
 int64_t round_down(int64_t value, int64_t unit) { return std::max(unit, value / unit * unit); }
 
+constexpr int kFullSize = 100;  // RapidCheck's nominal full size
+
 // RapidCheck's element/oneOf choices never shrink. These draw with inRange, which shrinks toward its lower
-// bound, so a failing case's choices shrink toward the first alternative: list the simplest first.
+// bound, so a failing case's choices shrink toward the first alternative: list the simplest first. inRange
+// also narrows with the test size; at a fixed full size the draw is uniform over the whole run.
 template <class T>
 Gen<T> choice(std::vector<T> values) {
-  return gen::map(gen::inRange<size_t>(0, values.size()), [values](size_t i) { return values[i]; });
+  return gen::map(gen::resize(kFullSize, gen::inRange<size_t>(0, values.size())),
+                  [values](size_t i) { return values[i]; });
 }
 
 template <class T>
 Gen<T> weighted_choice(std::vector<std::pair<int, T>> options) {
   int total = 0;
   for (const auto& option : options) total += option.first;
-  return gen::map(gen::inRange(0, total), [options](int draw) {
+  return gen::map(gen::resize(kFullSize, gen::inRange(0, total)), [options](int draw) {
     for (const auto& [weight, value] : options) {
       if (draw < weight) return value;
       draw -= weight;
@@ -81,19 +85,36 @@ Gen<Shape> gen_shape(const CaseSpace& s) {
       [](int64_t m, int64_t n, int64_t k) { return Shape{m, n, k}; }, gen::inRange<int64_t>(1, 33),
       gen::map(gen::inRange<int64_t>(1, 5), [nu = s.n_unit](int64_t x) { return x * nu; }),
       gen::map(gen::inRange<int64_t>(65536 / u, 70000 / u), [u](int64_t x) { return x * u; }));
+  // Waves: tiles ≈ 0.5, 1.25 or 2.5 × SMs, as a near-square grid with partial tiles at the edges. These shapes
+  // come from a formula, not a range, so they get their own shrinks: halve M, N or K, or step them down by one
+  // unit, which leads a failure that needs a big grid to the smallest grid that still fails.
   const CaseSpace copy = s;
-  const Gen<Shape> waves = gen::apply(
-      [copy](int tenths, int64_t k) {
-        // tiles ≈ waves·SMs, as a near-square grid of tiles with partial tiles at the edges
-        const int64_t tiles = std::max<int64_t>(1, copy.sm_count * tenths / 10);
-        int64_t tiles_m = 1;
-        while (tiles_m * tiles_m < tiles) ++tiles_m;
-        const int64_t tiles_n = (tiles + tiles_m - 1) / tiles_m;
-        const int64_t m = tiles_m * copy.tile_m - copy.tile_m / 2;
-        const int64_t n = round_down(tiles_n * copy.tile_n - copy.tile_n / 2, copy.n_unit);
-        return Shape{std::max<int64_t>(1, m), n, k};
-      },
-      choice<int>({5, 12, 25}), gen::map(gen::inRange<int64_t>(1, 8), [u](int64_t x) { return x * u; }));
+  const auto waves_shape = [copy](int tenths, int64_t k) {
+    const int64_t tiles = std::max<int64_t>(1, copy.sm_count * tenths / 10);
+    int64_t tiles_m = 1;
+    while (tiles_m * tiles_m < tiles) ++tiles_m;
+    const int64_t tiles_n = (tiles + tiles_m - 1) / tiles_m;
+    const int64_t m = tiles_m * copy.tile_m - copy.tile_m / 2;
+    const int64_t n = round_down(tiles_n * copy.tile_n - copy.tile_n / 2, copy.n_unit);
+    return Shape{std::max<int64_t>(1, m), n, k};
+  };
+  const auto smaller_shapes = [copy](const Shape& x) {
+    std::vector<Shape> out;
+    if (x.m > 1) out.push_back({x.m / 2 > 0 ? x.m / 2 : 1, x.n, x.k});
+    if (x.n > copy.n_unit) out.push_back({x.m, round_down(x.n / 2, copy.n_unit), x.k});
+    if (x.k > copy.k_unit) out.push_back({x.m, x.n, round_down(x.k / 2, copy.k_unit)});
+    if (x.m > 1) out.push_back({x.m - 1, x.n, x.k});
+    if (x.n > copy.n_unit) out.push_back({x.m, x.n - copy.n_unit, x.k});
+    if (x.k > copy.k_unit) out.push_back({x.m, x.n, x.k - copy.k_unit});
+    return rc::seq::fromContainer(std::move(out));
+  };
+  const Gen<Shape> waves = [waves_shape, smaller_shapes, u](const rc::Random& random, int) {
+    rc::Random r(random);
+    static constexpr int kTenths[] = {5, 12, 25};
+    const int tenths = kTenths[r.next() % 3];
+    const int64_t k = static_cast<int64_t>(1 + r.next() % 7) * u;
+    return rc::shrinkable::shrinkRecur(waves_shape(tenths, k), smaller_shapes);
+  };
   // Huge: C's element offsets cross 2^31 (row·ldc), with K small so the work stays modest. Not capped by
   // max_macs: the executor checks such cases with projections instead of a full reference.
   const int64_t nu = s.n_unit;

@@ -237,10 +237,10 @@ CaseRecord shrink_greedily(rc::Shrinkable<CaseRecord> current,
 // Law: shrinking moves a failure towards the smallest case that still fails. For "fails when m > 100":
 // RapidCheck, run as a fuzz job runs it (30 seeds), ends just above 100 with everything else at its
 // simplest; and from every sampled record with m > 100 at sizes 0..100 (most fields far from their
-// simplest), shrinking ends with everything but the shape at its simplest. (From a "waves" start it may
-// stay a waves shape, M = 1088: no simpler shape drawn from the same random numbers still fails.)
+// simplest), shrinking ends with everything but the shape at its simplest. Waves shapes (M = 1088...) have
+// their own shrinks (halve, step down), so they end just above 100 too.
 // This test found that RapidCheck's element/oneOf choices never shrink; the generators now draw every
-// choice through inRange (fuzz/generators.cpp: choice, weighted_choice, weighted_one_of).
+// choice through inRange at full size (fuzz/generators.cpp: choice, weighted_choice, weighted_one_of).
 TEST(Generators, ShrinkingALargeMFailureEndsJustAbove100WithTheRestAtItsSimplest) {
   const CaseSpace space;
   const auto fails = [](const CaseRecord& r) { return r.m > 100; };
