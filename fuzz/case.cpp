@@ -10,8 +10,8 @@ namespace tunefuzz::fuzz {
 namespace {
 
 constexpr std::array<Distribution, 9> kDistributions = {
-    Distribution::small_int, Distribution::ones,     Distribution::sequential,       Distribution::normal,
-    Distribution::alternating, Distribution::large, Distribution::denormal, Distribution::sparse_nonfinite,
+    Distribution::small_int,   Distribution::ones,  Distribution::sequential, Distribution::normal,
+    Distribution::alternating, Distribution::large, Distribution::denormal,   Distribution::sparse_nonfinite,
     Distribution::identity};
 
 /// Shortest text that reads back as the same double.

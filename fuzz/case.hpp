@@ -10,15 +10,16 @@ namespace tunefuzz::fuzz {
 
 /// How matrix elements are drawn.
 enum class Distribution {
-  small_int,   ///< integers in [-2, 2]: every partial sum is exact, so the result must match bit for bit
-  ones,        ///< all ones: every output of alpha·A·B equals alpha·K
-  sequential,  ///< A(i, p) = i mod 7 - 3, B(p, j) = j mod 5 - 2: row and column mix-ups show up
-  normal,      ///< standard normal, rounded to the input type: checked against a derived error bound
-  alternating, ///< ±(1..3) with the sign flipping along K: heavy cancellation, exact
-  large,       ///< integers in [-64, 64]: partial sums overflow an fp16 accumulator at K ≥ 16 (bounded check)
-  denormal,    ///< normal values, half of them scaled into the input type's subnormal range (bounded check)
+  small_int,    ///< integers in [-2, 2]: every partial sum is exact, so the result must match bit for bit
+  ones,         ///< all ones: every output of alpha·A·B equals alpha·K
+  sequential,   ///< A(i, p) = i mod 7 - 3, B(p, j) = j mod 5 - 2: row and column mix-ups show up
+  normal,       ///< standard normal, rounded to the input type: checked against a derived error bound
+  alternating,  ///< ±(1..3) with the sign flipping along K: heavy cancellation, exact
+  large,     ///< integers in [-64, 64]: partial sums overflow an fp16 accumulator at K ≥ 16 (bounded check)
+  denormal,  ///< normal values, half of them scaled into the input type's subnormal range (bounded check)
   sparse_nonfinite,  ///< small integers with about 1 in 500 elements NaN, +Inf or -Inf: positions must match
-  identity,    ///< A is the (rectangular) identity, B and C small integers: C's rows are B's, so index bugs show
+  identity,  ///< A is the (rectangular) identity, B and C small integers: C's rows are B's, so index bugs
+             ///< show
 };
 
 const char* to_string(Distribution distribution);

@@ -11,7 +11,9 @@ namespace {
 using rc::Gen;
 namespace gen = rc::gen;
 
-int64_t round_down(int64_t value, int64_t unit) { return std::max(unit, value / unit * unit); }
+int64_t round_down(int64_t value, int64_t unit) {
+  return std::max(unit, value / unit * unit);
+}
 
 constexpr int kFullSize = 100;  // RapidCheck's nominal full size
 
@@ -53,9 +55,9 @@ Gen<int64_t> gen_dimension(int64_t tile, int64_t unit) {
   const int64_t small_units = std::max<int64_t>(1, 20 / unit);
   return weighted_one_of<int64_t>({
       {3, gen::map(gen::inRange<int64_t>(1, small_units + 1), [unit](int64_t u) { return u * unit; })},
-      {3, gen::apply(
-              [tile, unit](int64_t tiles, int64_t offset) { return std::max(unit, tiles * tile + offset * unit); },
-              gen::inRange<int64_t>(1, 4), choice<int64_t>({0, -1, 1}))},
+      {3, gen::apply([tile, unit](int64_t tiles,
+                                  int64_t offset) { return std::max(unit, tiles * tile + offset * unit); },
+                     gen::inRange<int64_t>(1, 4), choice<int64_t>({0, -1, 1}))},
       {2, gen::map(gen::inRange<int64_t>(1, 4 * tile / unit + 2), [unit](int64_t u) { return u * unit; })},
   });
 }
@@ -65,7 +67,8 @@ Gen<int64_t> gen_depth(const CaseSpace& s) {
   const int64_t u = s.k_unit, bk = s.tile_k;
   const int64_t pipeline = bk * (s.stages + 1);
   return weighted_one_of<int64_t>({
-      {2, gen::map(gen::inRange<int64_t>(1, std::max<int64_t>(1, 20 / u) + 1), [u](int64_t x) { return x * u; })},
+      {2, gen::map(gen::inRange<int64_t>(1, std::max<int64_t>(1, 20 / u) + 1),
+                   [u](int64_t x) { return x * u; })},
       {3, gen::map(choice<int64_t>({bk, bk - u, bk + u, pipeline - u, pipeline, bk * s.stages, 2 * bk - u}),
                    [u](int64_t k) { return std::max(u, k); })},
       {2, gen::map(gen::inRange<int64_t>(1, 2048 / u + 1), [u](int64_t x) { return x * u; })},
@@ -78,16 +81,22 @@ struct Shape {
 
 // Mostly general shapes; sometimes large K with small M, N; sometimes a grid of a fractional number of waves.
 Gen<Shape> gen_shape(const CaseSpace& s) {
-  const Gen<Shape> general = gen::apply([](int64_t m, int64_t n, int64_t k) { return Shape{m, n, k}; },
-                                        gen_dimension(s.tile_m, 1), gen_dimension(s.tile_n, s.n_unit), gen_depth(s));
+  const Gen<Shape> general = gen::apply(
+      [](int64_t m, int64_t n, int64_t k) {
+        return Shape{m, n, k};
+      },
+      gen_dimension(s.tile_m, 1), gen_dimension(s.tile_n, s.n_unit), gen_depth(s));
   const int64_t u = s.k_unit;
   const Gen<Shape> large_k = gen::apply(
-      [](int64_t m, int64_t n, int64_t k) { return Shape{m, n, k}; }, gen::inRange<int64_t>(1, 33),
+      [](int64_t m, int64_t n, int64_t k) {
+        return Shape{m, n, k};
+      },
+      gen::inRange<int64_t>(1, 33),
       gen::map(gen::inRange<int64_t>(1, 5), [nu = s.n_unit](int64_t x) { return x * nu; }),
       gen::map(gen::inRange<int64_t>(65536 / u, 70000 / u), [u](int64_t x) { return x * u; }));
-  // Waves: tiles ≈ 0.5, 1.25 or 2.5 × SMs, as a near-square grid with partial tiles at the edges. These shapes
-  // come from a formula, not a range, so they get their own shrinks: halve M, N or K, or step them down by one
-  // unit, which leads a failure that needs a big grid to the smallest grid that still fails.
+  // Waves: tiles ≈ 0.5, 1.25 or 2.5 × SMs, as a near-square grid with partial tiles at the edges. These
+  // shapes come from a formula, not a range, so they get their own shrinks: halve M, N or K, or step them
+  // down by one unit, which leads a failure that needs a big grid to the smallest grid that still fails.
   const CaseSpace copy = s;
   const auto waves_shape = [copy](int tenths, int64_t k) {
     const int64_t tiles = std::max<int64_t>(1, copy.sm_count * tenths / 10);
@@ -138,25 +147,32 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
   using Scalars = std::pair<double, double>;
   const Gen<Scalars> scalars =
       choice<Scalars>({{1.0, 0.0}, {1.0, 0.0}, {0.0, 3.0}, {1.0, 1.0}, {2.0, -1.0}, {0.5, 0.0}, {-1.0, 0.5}});
-  const Gen<Distribution> distribution = weighted_choice<Distribution>(
-      {{4, Distribution::small_int}, {1, Distribution::ones}, {1, Distribution::sequential}, {2, Distribution::normal},
-       {1, Distribution::alternating}, {1, Distribution::large}, {1, Distribution::denormal},
-       {1, Distribution::sparse_nonfinite}, {1, Distribution::identity}});
+  const Gen<Distribution> distribution = weighted_choice<Distribution>({{4, Distribution::small_int},
+                                                                        {1, Distribution::ones},
+                                                                        {1, Distribution::sequential},
+                                                                        {2, Distribution::normal},
+                                                                        {1, Distribution::alternating},
+                                                                        {1, Distribution::large},
+                                                                        {1, Distribution::denormal},
+                                                                        {1, Distribution::sparse_nonfinite},
+                                                                        {1, Distribution::identity}});
   // Base-pointer offsets for A, B (in vector units, so a candidate's alignment needs still hold) and C (any
   // element), mostly zero.
   const Gen<std::vector<int64_t>> offsets =
       gen::container<std::vector<int64_t>>(3, weighted_choice<int64_t>({{6, 0}, {1, 1}, {1, 3}}));
-  const Gen<int64_t> pad_a = gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.k_unit; });
-  const Gen<int64_t> pad_b = gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.n_unit; });
+  const Gen<int64_t> pad_a =
+      gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.k_unit; });
+  const Gen<int64_t> pad_b =
+      gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.n_unit; });
   return gen::apply(
-      [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d, uint64_t seed,
-          std::vector<int64_t> offsets) {
+      [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d,
+          uint64_t seed, std::vector<int64_t> offsets) {
         CaseRecord r;
         r.m = shape.m;
         r.n = shape.n;
         r.k = shape.k;
-        // Keep the full reference affordable: shrink K (in units) when m·n·k is too large. Huge cases (C beyond
-        // 2^31 elements) keep their K and are checked by projection; their C is write-only (beta = 0).
+        // Keep the full reference affordable: shrink K (in units) when m·n·k is too large. Huge cases (C
+        // beyond 2^31 elements) keep their K and are checked by projection; their C is write-only (beta = 0).
         const bool huge = r.m * r.n > (int64_t{1} << 31);
         if (!huge && r.m * r.n * r.k > s.max_macs) r.k = round_down(s.max_macs / (r.m * r.n), s.k_unit);
         r.lda_pad = lda_pad;

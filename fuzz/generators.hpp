@@ -29,7 +29,8 @@ struct CaseSpace {
 
 rc::Gen<CaseRecord> gen_case(const CaseSpace& space);
 
-/// The bug classes a record exercises, for coverage counts: `m_tail`, `k_lt_tile`, `large_k`, `beta_nonzero`...
+/// The bug classes a record exercises, for coverage counts: `m_tail`, `k_lt_tile`, `large_k`,
+/// `beta_nonzero`...
 std::vector<std::string> case_tags(const CaseRecord& record, const CaseSpace& space);
 
 }  // namespace tunefuzz::fuzz

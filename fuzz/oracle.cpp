@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 
@@ -341,8 +341,9 @@ ProjectedCheck::ProjectedCheck(const GemmOperands& operands, const ArithmeticMod
   validate(operands);
   const int64_t m = operands.a->rows(), k = operands.a->cols(), n = operands.b->cols();
   const bool with_c = operands.beta != 0;
-  finite_operands_ = std::isfinite(operands.alpha) && std::isfinite(operands.beta) && all_finite(*operands.a) &&
-                     all_finite(*operands.b) && (!with_c || all_finite(*operands.c_in));
+  finite_operands_ = std::isfinite(operands.alpha) && std::isfinite(operands.beta) &&
+                     all_finite(*operands.a) && all_finite(*operands.b) &&
+                     (!with_c || all_finite(*operands.c_in));
   if (rounds_ == 0) return;
   std::mt19937_64 engine(seed);
   boost::random::normal_distribution<double> gaussian(0.0, 1.0);

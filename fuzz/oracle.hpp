@@ -55,11 +55,11 @@ struct ElementError {
 
 struct Verdict {
   bool pass = true;
-  int64_t checked = 0;       ///< elements compared
-  int64_t wrong = 0;         ///< finite but outside the bound (exact mode: not bit-equal)
-  int64_t non_finite = 0;    ///< NaN/Inf where the reference is finite
-  int64_t unwritten = 0;     ///< still NaN when the reference is finite and C was pre-filled with NaN
-  double worst_ratio = 0;    ///< max |out − ref| / bound over finite elements (exact mode: 0 or inf)
+  int64_t checked = 0;     ///< elements compared
+  int64_t wrong = 0;       ///< finite but outside the bound (exact mode: not bit-equal)
+  int64_t non_finite = 0;  ///< NaN/Inf where the reference is finite
+  int64_t unwritten = 0;   ///< still NaN when the reference is finite and C was pre-filled with NaN
+  double worst_ratio = 0;  ///< max |out − ref| / bound over finite elements (exact mode: 0 or inf)
   std::vector<ElementError> examples;  ///< the first few failures, row-major order
   /// Per element: true where the element failed (empty when it passed). Row-major m×n.
   std::vector<bool> failed_mask;
@@ -72,8 +72,8 @@ struct Verdict {
 /// `exact` requires bit equality with the reference rounded to the output type; otherwise the bound applies.
 /// `poisoned_with_nan`: C was pre-filled with NaN, so a NaN left where the reference is finite counts as
 /// unwritten rather than non_finite.
-Verdict check_full(const HostMatrix& out, const Reference& reference, const ArithmeticModel& model, bool exact,
-                   bool poisoned_with_nan);
+Verdict check_full(const HostMatrix& out, const Reference& reference, const ArithmeticModel& model,
+                   bool exact, bool poisoned_with_nan);
 
 /// Freivalds-style probabilistic check for large shapes: `rounds` Gaussian vectors r, each comparing
 /// out·r with alpha·A(B·r) + beta·C·r per row against a tolerance built from |A|(|B||r|); plus
@@ -95,15 +95,16 @@ class ProjectedCheck {
  public:
   ProjectedCheck(const GemmOperands& operands, const ArithmeticModel& model, int rounds, uint64_t seed);
   /// As check_projected; `seed` also places the random samples.
-  Verdict check(const HostMatrix& out, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed) const;
+  Verdict check(const HostMatrix& out, int64_t samples, int64_t tile_rows, int64_t tile_cols,
+                uint64_t seed) const;
 
  private:
   GemmOperands operands_;
   ArithmeticModel model_;
   int rounds_;
   bool finite_operands_ = true;
-  Eigen::MatrixXd r_, r_abs_;          ///< (n, rounds) Gaussian vectors and their magnitudes
-  Eigen::RowVectorXd r_abs_sum_;       ///< Σ|r| per round
+  Eigen::MatrixXd r_, r_abs_;             ///< (n, rounds) Gaussian vectors and their magnitudes
+  Eigen::RowVectorXd r_abs_sum_;          ///< Σ|r| per round
   Eigen::MatrixXd expected_, magnitude_;  ///< (m, rounds)
 };
 

@@ -5,12 +5,14 @@
 namespace tunefuzz::fuzz {
 
 namespace {
-constexpr std::array<const char*, 8> kClassNames = {"compile_failed", "not_supported", "launch_error", "crash",
-                                                    "hang",           "incorrect",     "out_of_bounds_write",
-                                                    "nondeterministic"};
+constexpr std::array<const char*, 8> kClassNames = {
+    "compile_failed", "not_supported", "launch_error",        "crash",
+    "hang",           "incorrect",     "out_of_bounds_write", "nondeterministic"};
 }
 
-const char* to_string(FailureClass failure) { return kClassNames[static_cast<size_t>(failure)]; }
+const char* to_string(FailureClass failure) {
+  return kClassNames[static_cast<size_t>(failure)];
+}
 
 std::optional<FailureClass> parse_failure_class(const std::string& text) {
   for (size_t i = 0; i < kClassNames.size(); ++i)
@@ -20,12 +22,18 @@ std::optional<FailureClass> parse_failure_class(const std::string& text) {
 
 const char* to_string(IncorrectKind kind) {
   switch (kind) {
-    case IncorrectKind::unwritten: return "unwritten";
-    case IncorrectKind::nan: return "nan";
-    case IncorrectKind::all_zero: return "all_zero";
-    case IncorrectKind::tail_only: return "tail_only";
-    case IncorrectKind::tile_structured: return "tile_structured";
-    case IncorrectKind::bound_exceeded: return "bound_exceeded";
+    case IncorrectKind::unwritten:
+      return "unwritten";
+    case IncorrectKind::nan:
+      return "nan";
+    case IncorrectKind::all_zero:
+      return "all_zero";
+    case IncorrectKind::tail_only:
+      return "tail_only";
+    case IncorrectKind::tile_structured:
+      return "tile_structured";
+    case IncorrectKind::bound_exceeded:
+      return "bound_exceeded";
   }
   return "?";
 }

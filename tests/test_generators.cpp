@@ -96,13 +96,28 @@ std::vector<rc::Shrinkable<CaseRecord>> sample(const CaseSpace& space, int count
   return out;
 }
 
-const std::vector<std::string> intended_tags = {
-    "tiny",           "m_tail",      "n_tail",          "k_lt_tile",
-    "k_eq_tile",      "k_tail",      "k_pipeline_edge", "large_k",
-    "multi_wave",     "padded_ld",   "beta_nonzero",    "alpha_not_one",
-    "dist_small_int", "dist_normal", "dist_ones",       "dist_sequential",
-    "dist_alternating", "dist_large", "dist_denormal",  "dist_sparse_nonfinite",
-    "dist_identity",  "offset_pointers"};
+const std::vector<std::string> intended_tags = {"tiny",
+                                                "m_tail",
+                                                "n_tail",
+                                                "k_lt_tile",
+                                                "k_eq_tile",
+                                                "k_tail",
+                                                "k_pipeline_edge",
+                                                "large_k",
+                                                "multi_wave",
+                                                "padded_ld",
+                                                "beta_nonzero",
+                                                "alpha_not_one",
+                                                "dist_small_int",
+                                                "dist_normal",
+                                                "dist_ones",
+                                                "dist_sequential",
+                                                "dist_alternating",
+                                                "dist_large",
+                                                "dist_denormal",
+                                                "dist_sparse_nonfinite",
+                                                "dist_identity",
+                                                "offset_pointers"};
 
 std::vector<CaseSpace> coverage_spaces() {
   std::vector<CaseSpace> spaces;

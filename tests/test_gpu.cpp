@@ -24,7 +24,8 @@ class GpuTest : public ::testing::Test {
     device_ = std::make_unique<DeviceInfo>(device::query_device());
     context_ = std::make_unique<device::Context>();
     stream_ = std::make_unique<device::Stream>();
-    source_ = std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu"));
+    source_ =
+        std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu"));
   }
   static void TearDownTestSuite() {
     stream_.reset();
@@ -32,8 +33,9 @@ class GpuTest : public ::testing::Test {
   }
 
   // Compiles and runs one case on a candidate: the default point with some parameters overridden.
-  static device::CaseOutcome run(const CaseRecord& record, std::vector<std::pair<std::string, int64_t>> overrides,
-                                 TypePair types = {}, int mutant = 0) {
+  static device::CaseOutcome run(const CaseRecord& record,
+                                 std::vector<std::pair<std::string, int64_t>> overrides, TypePair types = {},
+                                 int mutant = 0) {
     const KernelTemplate& t = gemm_mma_template();
     auto values = t.default_point().values();
     for (auto& [name, value] : values)
@@ -71,13 +73,13 @@ class GpuTest : public ::testing::Test {
 
 TEST_F(GpuTest, EdgeCasesPassOnEveryTypePair) {
   const std::vector<CaseRecord> cases = {
-      record(1, 8, 8),                                  // one row, one vector of K
-      record(129, 136, 40),                             // one past a tile in M, partial N and K tiles
-      record(128, 128, 32),                             // exactly one tile
-      record(7, 24, 16, Distribution::ones),            // K below BK: every output is K
-      record(33, 40, 65536, Distribution::small_int),   // large K, exact
+      record(1, 8, 8),                                         // one row, one vector of K
+      record(129, 136, 40),                                    // one past a tile in M, partial N and K tiles
+      record(128, 128, 32),                                    // exactly one tile
+      record(7, 24, 16, Distribution::ones),                   // K below BK: every output is K
+      record(33, 40, 65536, Distribution::small_int),          // large K, exact
       record(200, 72, 1000, Distribution::normal, 2.0, -1.0),  // bounded mode, C read and scaled
-      record(1100, 264, 24, Distribution::sequential),  // 9 tile rows: a short last GROUP_M group
+      record(1100, 264, 24, Distribution::sequential),         // 9 tile rows: a short last GROUP_M group
   };
   for (const TypePair types : gemm_mma_template().supported_types)
     for (CaseRecord c : cases) {
@@ -93,7 +95,8 @@ TEST_F(GpuTest, RegressionCases) {
   // 2026-11-26, first H200 smoke campaign: 9 x 8 tiles of 128 (72 CTAs, half a wave), K == BK, padded A and
   // B. "unwritten" elements on the last tile row: the C upload (pageable, legacy stream) was still landing
   // when the kernel ran on a non-blocking stream. Fixed by ordering device work after the copies.
-  // RapidCheck: reproduce=BQgZ1pneokg1BdBiAAAKJYdQXgIAAgSCWH0FICAAokg1BdBiAAAgAiAASsCAAAQAOA (seed 149633470171432)
+  // RapidCheck: reproduce=BQgZ1pneokg1BdBiAAAKJYdQXgIAAgSCWH0FICAAokg1BdBiAAAgAiAASsCAAAQAOA (seed
+  // 149633470171432)
   CaseRecord race = record(1088, 960, 32);
   race.lda_pad = 8;
   race.ldb_pad = 8;

@@ -25,7 +25,8 @@ TEST(Triage, FailuresOnlyInPartialEdgeTilesAreTailOnly) {
   // 130 x 70 in 64 x 64 tiles: rows 128..129 and columns 64..69 are partial.
   const Verdict v = verdict(130, 70, [](int64_t i, int64_t) { return i >= 128; });
   EXPECT_EQ(classify_incorrect(v, 130, 70, 64, 64, false), IncorrectKind::tail_only);
-  const Verdict inside = verdict(130, 70, [](int64_t i, int64_t j) { return i >= 128 || (i == 3 && j == 5); });
+  const Verdict inside =
+      verdict(130, 70, [](int64_t i, int64_t j) { return i >= 128 || (i == 3 && j == 5); });
   EXPECT_EQ(classify_incorrect(inside, 130, 70, 64, 64, false), IncorrectKind::bound_exceeded);
 }
 
@@ -41,9 +42,11 @@ TEST(Triage, AProblemSmallerThanATileIsNeitherTailOnlyNorTileStructured) {
 }
 
 TEST(Triage, NaNLeftFromThePoisonIsUnwrittenAndZerosAreAllZero) {
-  const Verdict unwritten = verdict(64, 64, [](int64_t i, int64_t) { return i == 0; }, false, true);
+  const Verdict unwritten = verdict(
+      64, 64, [](int64_t i, int64_t) { return i == 0; }, false, true);
   EXPECT_EQ(classify_incorrect(unwritten, 64, 64, 32, 32, false), IncorrectKind::unwritten);
-  const Verdict nan = verdict(64, 64, [](int64_t i, int64_t) { return i == 0; }, true);
+  const Verdict nan = verdict(
+      64, 64, [](int64_t i, int64_t) { return i == 0; }, true);
   EXPECT_EQ(classify_incorrect(nan, 64, 64, 32, 32, false), IncorrectKind::nan);
   const Verdict zeros = verdict(64, 64, [](int64_t, int64_t) { return true; });
   EXPECT_EQ(classify_incorrect(zeros, 64, 64, 32, 32, true), IncorrectKind::all_zero);

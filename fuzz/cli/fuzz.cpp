@@ -1,7 +1,8 @@
 // fuzz: fuzz campaigns over a config's candidates, replays of failures, and proof that the fuzzer works.
-//   fuzz run CONFIG [--budget 10m] [--seed S]   fuzz every compiled candidate in rounds until the budget is spent
-//   fuzz replay FILE [--sanitize TOOL]          run a reproducer's case again (optionally under compute-sanitizer)
-//   fuzz mutants CONFIG [--cases N]             fuzz each injected bug of the template; report which were caught
+//   fuzz run CONFIG [--budget 10m] [--seed S]   fuzz every compiled candidate in rounds until the budget is
+//   spent fuzz replay FILE [--sanitize TOOL]          run a reproducer's case again (optionally under
+//   compute-sanitizer) fuzz mutants CONFIG [--cases N]             fuzz each injected bug of the template;
+//   report which were caught
 // Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced), 2 bad input,
 // 3 no usable GPU.
 #include <CLI/CLI.hpp>
@@ -72,8 +73,8 @@ int command_run(const Options& o) {
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const uint64_t seed = o.seed_given ? o.seed : config.seed;
-  std::printf("fuzz campaign: %s, seed %llu, budget %s, %lld cases per candidate and round\n", o.config.c_str(),
-              static_cast<unsigned long long>(seed), o.budget.c_str(),
+  std::printf("fuzz campaign: %s, seed %llu, budget %s, %lld cases per candidate and round\n",
+              o.config.c_str(), static_cast<unsigned long long>(seed), o.budget.c_str(),
               static_cast<long long>(o.cases ? o.cases : config.budgets.fuzz_cases));
 
   std::vector<CompiledCandidate> alive;
@@ -82,13 +83,18 @@ int command_run(const Options& o) {
   std::vector<FuzzedCandidate> failed;
   std::map<std::string, int64_t> coverage;
   int64_t cases = 0, rounds = 0;
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   // Each round fuzzes every candidate still standing with a fresh seed; stop when the budget is spent.
   while (!alive.empty() && elapsed() < budget_s) {
-    FuzzOptions options{work, o.cases ? o.cases : config.budgets.fuzz_cases, seed + static_cast<uint64_t>(rounds),
-                        static_cast<int>(config.budgets.fuzz_workers),
-                        o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s,
-                        o.huge ? 1 : 0};
+    FuzzOptions options{
+        work,
+        o.cases ? o.cases : config.budgets.fuzz_cases,
+        seed + static_cast<uint64_t>(rounds),
+        static_cast<int>(config.budgets.fuzz_workers),
+        o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s,
+        o.huge ? 1 : 0};
     auto results = fuzz_stage(alive, options);
     write_reproducers(results, work / "reproducers", template_directory(), device, config.gpu.arch);
     std::vector<CompiledCandidate> still;
@@ -106,11 +112,13 @@ int command_run(const Options& o) {
   std::printf("\n%lld rounds, %lld cases in %.0f s; seed %llu\ncoverage (cases per tag):\n",
               static_cast<long long>(rounds), static_cast<long long>(cases), elapsed(),
               static_cast<unsigned long long>(seed));
-  for (const auto& [tag, count] : coverage) std::printf("  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
+  for (const auto& [tag, count] : coverage)
+    std::printf("  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
   std::map<std::string, int64_t> by_class;
   for (const FuzzedCandidate& f : failed) ++by_class[fuzz::to_string(f.failure->failure_class)];
   std::printf("failures: %zu", failed.size());
-  for (const auto& [name, count] : by_class) std::printf(", %lld %s", static_cast<long long>(count), name.c_str());
+  for (const auto& [name, count] : by_class)
+    std::printf(", %lld %s", static_cast<long long>(count), name.c_str());
   std::printf("\n");
   print_failures(failed);
 
@@ -125,8 +133,9 @@ int command_run(const Options& o) {
   report["rounds"] = rounds;
   report["cases"] = cases;
   report["seconds"] = static_cast<int64_t>(elapsed());
-  report["candidates"] = static_cast<int64_t>(std::count_if(prepared.compiled.begin(), prepared.compiled.end(),
-      [](const CompiledCandidate& c) { return c.status == CompileStatus::compiled; }));
+  report["candidates"] = static_cast<int64_t>(
+      std::count_if(prepared.compiled.begin(), prepared.compiled.end(),
+                    [](const CompiledCandidate& c) { return c.status == CompileStatus::compiled; }));
   YAML::Node tags(YAML::NodeType::Map);
   for (const auto& [tag, count] : coverage) tags[tag] = count;
   report["coverage"] = tags;
@@ -155,18 +164,21 @@ int command_replay(const Options& o) {
   if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
   const DeviceInfo& device = *probe.device;
   if (device.arch != r.arch)
-    throw Error(ErrorKind::bad_input, "the reproducer was recorded for " + r.arch + " but this GPU is " + device.arch,
+    throw Error(ErrorKind::bad_input,
+                "the reproducer was recorded for " + r.arch + " but this GPU is " + device.arch,
                 {o.file, 0, 0, "arch"});
   Config config;
   config.gpu = {device.name, device.arch, device.limits, {}};
   const auto compiled = compile_candidates(config, {candidate}, o.jobs);
   if (compiled.front().status == CompileStatus::compile_failed)
-    throw Error(ErrorKind::compile, "the reproducer's candidate no longer compiles: " + compiled.front().message);
+    throw Error(ErrorKind::compile,
+                "the reproducer's candidate no longer compiles: " + compiled.front().message);
   std::vector<std::string> wrapper;
   if (!o.sanitize.empty()) {
     static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
     if (std::find(tools.begin(), tools.end(), o.sanitize) == tools.end())
-      throw Error(ErrorKind::bad_input, "--sanitize " + o.sanitize + ": expected memcheck, racecheck, synccheck or initcheck");
+      throw Error(ErrorKind::bad_input,
+                  "--sanitize " + o.sanitize + ": expected memcheck, racecheck, synccheck or initcheck");
     wrapper = {"compute-sanitizer", "--tool", o.sanitize, "--error-exitcode", "9", "--print-limit", "20"};
   }
   CaseJob job{r.candidate, compiled.front().image, r.failure.shrunk_case, 2, work / "replay.progress"};
@@ -175,8 +187,10 @@ int command_replay(const Options& o) {
               fuzz::to_string(r.failure.failure_class), r.failure.subtype.empty() ? "" : "/",
               r.failure.subtype.c_str(), device.name.c_str(), device.driver_version.c_str(),
               o.sanitize.empty() ? "" : (" under compute-sanitizer --tool " + o.sanitize).c_str());
-  const WorkerOutcome outcome = run_worker(to_yaml(job), work, "replay", o.sanitize.empty() ? 300 : 1800, wrapper);
-  if (!o.sanitize.empty()) std::printf("\n--- compute-sanitizer / worker output ---\n%s\n", outcome.stderr_tail.c_str());
+  const WorkerOutcome outcome =
+      run_worker(to_yaml(job), work, "replay", o.sanitize.empty() ? 300 : 1800, wrapper);
+  if (!o.sanitize.empty())
+    std::printf("\n--- compute-sanitizer / worker output ---\n%s\n", outcome.stderr_tail.c_str());
   if (outcome.end != WorkerOutcome::End::finished) {
     std::printf("result: %s\n", outcome.describe().c_str());
     return 1;
@@ -227,8 +241,12 @@ int command_mutants(const Options& o) {
   const DeviceInfo device = require_device(config, work);
   const int64_t cases = o.cases ? o.cases : 200;
   // Huge cases (C beyond 2^31 elements) are what exposes 32-bit offsets; each takes seconds, so allow time.
-  FuzzOptions options{work, cases, o.seed_given ? o.seed : config.seed, static_cast<int>(config.budgets.fuzz_workers),
-                      std::max(600.0, config.budgets.candidate_timeout_s), 1};
+  FuzzOptions options{work,
+                      cases,
+                      o.seed_given ? o.seed : config.seed,
+                      static_cast<int>(config.budgets.fuzz_workers),
+                      std::max(600.0, config.budgets.candidate_timeout_s),
+                      1};
   auto fuzzed = fuzz_stage(compiled, options);
   write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
 
@@ -244,15 +262,16 @@ int command_mutants(const Options& o) {
   report["cases_budget"] = cases;
   report["seed"] = options.seed;
   std::printf("\nbase %s, %lld cases per mutant, seed %llu\n%-18s %-7s %6s  %-22s %s\n", base.id().c_str(),
-              static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant", "killed",
-              "cases", "class", "shrunk case");
+              static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant",
+              "killed", "cases", "class", "shrunk case");
   int survivors = 0;
   for (const CompiledCandidate& c : compiled) {
     const std::string& name = names[static_cast<size_t>(c.candidate.mutant)];
     YAML::Node row;
     row["mutant"] = name;
-    const auto it = std::find_if(fuzzed.begin(), fuzzed.end(),
-                                 [&](const FuzzedCandidate& f) { return f.candidate.id() == c.candidate.id(); });
+    const auto it = std::find_if(fuzzed.begin(), fuzzed.end(), [&](const FuzzedCandidate& f) {
+      return f.candidate.id() == c.candidate.id();
+    });
     if (c.status != CompileStatus::compiled || it == fuzzed.end()) {
       row["killed"] = false;
       row["note"] = std::string("not fuzzed: ") + to_string(c.status) + " " + c.message.substr(0, 200);
@@ -268,8 +287,8 @@ int command_mutants(const Options& o) {
       const std::string klass =
           std::string(fuzz::to_string(f.failure_class)) + (f.subtype.empty() ? "" : "/" + f.subtype);
       const Point& p = c.candidate.point;
-      const bool small = f.shrunk_case.m <= 2 * p["BM"] && f.shrunk_case.n <= 2 * p["BN"] &&
-                         f.shrunk_case.k <= 2 * p["BK"];
+      const bool small =
+          f.shrunk_case.m <= 2 * p["BM"] && f.shrunk_case.n <= 2 * p["BN"] && f.shrunk_case.k <= 2 * p["BK"];
       row["killed"] = true;
       row["cases_until_detection"] = f.cases_until_failure;
       row["class"] = klass;
@@ -278,8 +297,9 @@ int command_mutants(const Options& o) {
       row["shrink_steps"] = f.shrink_steps;
       row["message"] = f.message.substr(0, 300);
       if (!it->reproducer.empty()) row["reproducer"] = it->reproducer.string();
-      std::printf("%-18s %-7s %6lld  %-22s %s%s\n", name.c_str(), "yes", static_cast<long long>(f.cases_until_failure),
-                  klass.c_str(), fuzz::to_string(f.shrunk_case).c_str(), small ? "" : "  (more than two tiles)");
+      std::printf("%-18s %-7s %6lld  %-22s %s%s\n", name.c_str(), "yes",
+                  static_cast<long long>(f.cases_until_failure), klass.c_str(),
+                  fuzz::to_string(f.shrunk_case).c_str(), small ? "" : "  (more than two tiles)");
     }
     report["mutants"].push_back(row);
   }
@@ -297,25 +317,34 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
 
-  CLI::App* run = app.add_subcommand("run", "fuzz every compiled candidate of a config until the budget is spent");
+  CLI::App* run =
+      app.add_subcommand("run", "fuzz every compiled candidate of a config until the budget is spent");
   run->add_option("config", o.config, "campaign config")->required();
   run->add_option("--budget", o.budget, "wall-clock budget: 90s, 10m, 1h (default 10m)");
-  run->add_option("--seed", o.seed, "base seed (default: the config's)")->each([&](const std::string&) { o.seed_given = true; });
+  run->add_option("--seed", o.seed, "base seed (default: the config's)")->each([&](const std::string&) {
+    o.seed_given = true;
+  });
   run->add_option("--cases", o.cases, "cases per candidate and round (default: the config's fuzz_cases)");
   run->add_option("--work-dir", o.work_directory, "worker jobs, logs and reproducers (default: fuzz-work)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads");
   run->add_option("-o,--output", o.output, "report file (default: WORK/fuzz-run.yaml)");
-  run->add_flag("--huge", o.huge, "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
+  run->add_flag("--huge", o.huge,
+                "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
 
   CLI::App* replay = app.add_subcommand("replay", "run a reproducer's case again");
   replay->add_option("file", o.file, "reproducer file (reproducers/*.yaml)")->required();
-  replay->add_option("--sanitize", o.sanitize, "run under compute-sanitizer: memcheck, racecheck, synccheck, initcheck");
+  replay->add_option("--sanitize", o.sanitize,
+                     "run under compute-sanitizer: memcheck, racecheck, synccheck, initcheck");
   replay->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
 
   CLI::App* mutants = app.add_subcommand("mutants", "fuzz each injected bug; report which the fuzzer caught");
-  mutants->add_option("config", o.config, "campaign config (its space picks the point bugs are injected into)")->required();
+  mutants
+      ->add_option("config", o.config, "campaign config (its space picks the point bugs are injected into)")
+      ->required();
   mutants->add_option("--cases", o.cases, "cases per mutant (default 200)");
-  mutants->add_option("--seed", o.seed, "seed (default: the config's)")->each([&](const std::string&) { o.seed_given = true; });
+  mutants->add_option("--seed", o.seed, "seed (default: the config's)")->each([&](const std::string&) {
+    o.seed_given = true;
+  });
   mutants->add_option("-o,--output", o.output, "report file (default: WORK/mutants.yaml)");
   mutants->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
 

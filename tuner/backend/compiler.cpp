@@ -40,7 +40,8 @@ std::string KernelSource::hash() const {
 
 std::map<std::string, KernelResources> parse_ptxas_resources(const std::string& log) {
   static const std::regex function(R"(Function properties for (\S+))");
-  static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
   static const std::regex used(R"(Used (\d+) registers)");
   static const std::regex smem(R"((\d+) bytes smem)");
   std::map<std::string, KernelResources> out;

@@ -46,7 +46,7 @@ struct CompiledKernel {
   std::string key;    ///< cache key: hash of compiler version, arch, options, source, headers and defines
   std::string image;  ///< device code (cubin) to load with the driver
   std::string ptx;
-  std::string log;    ///< compiler and ptxas output
+  std::string log;                                   ///< compiler and ptxas output
   std::map<std::string, KernelResources> resources;  ///< by kernel name
   double compile_seconds = 0;
   bool from_cache = false;

@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 void write_file_atomically(const fs::path& path, const std::string& data) {
   static std::atomic<unsigned> counter{0};
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
-  const fs::path temporary = path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  const fs::path temporary =
+      path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -28,7 +29,8 @@ void write_file_atomically(const fs::path& path, const std::string& data) {
   fs::rename(temporary, path, error);
   if (error) {
     fs::remove(temporary);
-    throw Error(ErrorKind::io, "cannot move " + temporary.string() + " to " + path.string() + ": " + error.message());
+    throw Error(ErrorKind::io,
+                "cannot move " + temporary.string() + " to " + path.string() + ": " + error.message());
   }
 }
 
@@ -49,10 +51,12 @@ fs::path KernelCache::default_directory() {
   return fs::temp_directory_path() / "tunefuzz-cache";
 }
 
-fs::path KernelCache::image_path(const std::string& key) const { return directory_ / (key + ".cubin"); }
+fs::path KernelCache::image_path(const std::string& key) const {
+  return directory_ / (key + ".cubin");
+}
 
-std::optional<CompiledKernel> KernelCache::load(const std::string& key,
-                                                const std::function<void(const std::string&)>& on_damage) const {
+std::optional<CompiledKernel> KernelCache::load(
+    const std::string& key, const std::function<void(const std::string&)>& on_damage) const {
   const fs::path meta_path = directory_ / (key + ".yaml");
   if (!fs::exists(meta_path)) return std::nullopt;
   const auto damaged = [&](const std::string& why) -> std::optional<CompiledKernel> {

@@ -38,7 +38,9 @@ struct Program {
   }
 };
 
-bool valid_arch(const std::string& arch) { return std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?")); }
+bool valid_arch(const std::string& arch) {
+  return std::regex_match(arch, std::regex("sm_[0-9]{2,3}a?"));
+}
 
 // Some NVRTC builds (13.0.88 on the GPU machines) serve ptxas results from the CUDA compute cache
 // (~/.nv/ComputeCache); a hit skips ptxas, and with it the -v resource report the compile stage prunes on.
@@ -55,8 +57,8 @@ NvrtcCompiler::NvrtcCompiler() {
 }
 
 std::vector<std::string> NvrtcCompiler::base_options(const std::string& arch) {
-  return {"--gpu-architecture=" + arch, "--std=c++17", "--ptxas-options=-v", "--device-as-default-execution-space",
-          "--generate-line-info"};
+  return {"--gpu-architecture=" + arch, "--std=c++17", "--ptxas-options=-v",
+          "--device-as-default-execution-space", "--generate-line-info"};
 }
 
 std::string NvrtcCompiler::key(const CompileRequest& request) const {
@@ -71,7 +73,8 @@ std::string NvrtcCompiler::key(const CompileRequest& request) const {
 
 CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
   if (!valid_arch(request.arch))
-    throw Error(ErrorKind::bad_input, "not a CUDA architecture: '" + request.arch + "' (expected e.g. sm_90)");
+    throw Error(ErrorKind::bad_input,
+                "not a CUDA architecture: '" + request.arch + "' (expected e.g. sm_90)");
   const auto start = std::chrono::steady_clock::now();
   const KernelSource& source = *request.source;
   std::vector<const char*> header_texts, header_names;
@@ -97,8 +100,8 @@ CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
   CompiledKernel out;
   out.log = program_log(program.handle);
   if (result != NVRTC_SUCCESS)
-    throw Error(ErrorKind::compile, source.file_name + " failed to compile: " + nvrtcGetErrorString(result), {},
-                out.log);
+    throw Error(ErrorKind::compile, source.file_name + " failed to compile: " + nvrtcGetErrorString(result),
+                {}, out.log);
   size_t size = 0;
   check(nvrtcGetCUBINSize(program.handle, &size), "nvrtcGetCUBINSize");
   out.image.resize(size);
@@ -110,7 +113,8 @@ CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
   out.key = key(request);
   out.resources = parse_ptxas_resources(out.log);
   if (out.resources.empty())  // never cache an entry the compile stage could not judge
-    throw Error(ErrorKind::compile, source.file_name + ": the compiler log has no ptxas resource report", {}, out.log);
+    throw Error(ErrorKind::compile, source.file_name + ": the compiler log has no ptxas resource report", {},
+                out.log);
   out.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -14,11 +14,16 @@ namespace tunefuzz {
 
 const char* to_string(CompileStatus status) {
   switch (status) {
-    case CompileStatus::compiled: return "compiled";
-    case CompileStatus::compile_failed: return "compile_failed";
-    case CompileStatus::spills: return "spills";
-    case CompileStatus::occupancy: return "occupancy";
-    case CompileStatus::slow_path: return "slow_path";
+    case CompileStatus::compiled:
+      return "compiled";
+    case CompileStatus::compile_failed:
+      return "compile_failed";
+    case CompileStatus::spills:
+      return "spills";
+    case CompileStatus::occupancy:
+      return "occupancy";
+    case CompileStatus::slow_path:
+      return "slow_path";
   }
   return "?";
 }
@@ -36,8 +41,9 @@ void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const
     return;
   }
   out.resources = it->second;
-  out.occupancy = occupancy(t.threads_per_block(c.point), out.resources.registers,
-                            t.shared_memory_bytes(c.point) + out.resources.static_shared_bytes, config.gpu.limits);
+  out.occupancy =
+      occupancy(t.threads_per_block(c.point), out.resources.registers,
+                t.shared_memory_bytes(c.point) + out.resources.static_shared_bytes, config.gpu.limits);
   for (const std::string& instruction : t.expected_instructions(c.point))
     if (kernel.ptx.find(instruction) == std::string::npos) {
       out.status = CompileStatus::slow_path;
@@ -120,7 +126,8 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
       progress.advance(out[members.front()].candidate.id());
     }
   };
-  const unsigned threads = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads =
+      options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
   for (auto& thread : pool) thread.join();
@@ -130,7 +137,8 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
     cached += r.from_cache;
   }
   progress.finish(std::to_string(groups.size()) + " distinct images for " + std::to_string(out.size()) +
-                  " candidates; " + std::to_string(kept) + " kept, " + std::to_string(cached) + " from cache");
+                  " candidates; " + std::to_string(kept) + " kept, " + std::to_string(cached) +
+                  " from cache");
   return out;
 }
 

@@ -10,7 +10,9 @@ namespace tunefuzz {
 namespace fs = std::filesystem;
 
 namespace {
-fs::path executable_directory() { return fs::read_symlink("/proc/self/exe").parent_path(); }
+fs::path executable_directory() {
+  return fs::read_symlink("/proc/self/exe").parent_path();
+}
 }  // namespace
 
 fs::path template_directory() {
@@ -18,7 +20,9 @@ fs::path template_directory() {
   return executable_directory().parent_path() / "share" / "tunefuzz" / "templates";
 }
 
-fs::path shipped_config_directory() { return executable_directory().parent_path() / "share" / "tunefuzz" / "configs"; }
+fs::path shipped_config_directory() {
+  return executable_directory().parent_path() / "share" / "tunefuzz" / "configs";
+}
 
 ProbeOutcome probe_device(const fs::path& work_directory) {
   fs::create_directories(work_directory);
@@ -35,7 +39,8 @@ ProbeOutcome probe_device(const fs::path& work_directory) {
   else if (outcome.stderr_tail.find("libcuda") != std::string::npos)
     probe.reason = "the CUDA driver (libcuda.so.1) is not installed on this machine";
   else
-    probe.reason = "the worker " + outcome.describe() + (outcome.stderr_tail.empty() ? "" : ": " + outcome.stderr_tail);
+    probe.reason =
+        "the worker " + outcome.describe() + (outcome.stderr_tail.empty() ? "" : ": " + outcome.stderr_tail);
   while (!probe.reason.empty() && probe.reason.back() == '\n') probe.reason.pop_back();
   return probe;
 }
@@ -51,14 +56,16 @@ std::vector<std::string> limit_mismatches(const GpuSpec& configured, const Devic
   const GpuLimits& a = actual.limits;
   compare("shared_memory_per_block_optin", c.shared_memory_per_block_optin, a.shared_memory_per_block_optin);
   compare("shared_memory_per_sm", c.shared_memory_per_sm, a.shared_memory_per_sm);
-  compare("shared_memory_reserved_per_block", c.shared_memory_reserved_per_block, a.shared_memory_reserved_per_block);
+  compare("shared_memory_reserved_per_block", c.shared_memory_reserved_per_block,
+          a.shared_memory_reserved_per_block);
   compare("registers_per_sm", c.registers_per_sm, a.registers_per_sm);
   compare("max_threads_per_block", c.max_threads_per_block, a.max_threads_per_block);
   compare("max_threads_per_sm", c.max_threads_per_sm, a.max_threads_per_sm);
   compare("max_blocks_per_sm", c.max_blocks_per_sm, a.max_blocks_per_sm);
   compare("sm_count", c.sm_count, a.sm_count);
   if (configured.name != actual.name)
-    out.push_back("gpu.name: config says '" + configured.name + "', the driver reports '" + actual.name + "'");
+    out.push_back("gpu.name: config says '" + configured.name + "', the driver reports '" + actual.name +
+                  "'");
   return out;
 }
 

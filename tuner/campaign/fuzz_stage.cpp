@@ -31,19 +31,32 @@ std::optional<fuzz::CaseRecord> record_from_progress(const std::string& line) {
       const size_t eq = word.find('=');
       if (eq == std::string::npos) continue;
       const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-      if (key == "m") r.m = std::stoll(value);
-      else if (key == "n") r.n = std::stoll(value);
-      else if (key == "k") r.k = std::stoll(value);
-      else if (key == "lda_pad") r.lda_pad = std::stoll(value);
-      else if (key == "ldb_pad") r.ldb_pad = std::stoll(value);
-      else if (key == "ldc_pad") r.ldc_pad = std::stoll(value);
-      else if (key == "alpha") r.alpha = std::stod(value);
-      else if (key == "beta") r.beta = std::stod(value);
-      else if (key == "dist") fuzz::parse_distribution(value, r.distribution);
-      else if (key == "seed") r.seed = std::stoull(value);
-      else if (key == "a_offset") r.a_offset = std::stoll(value);
-      else if (key == "b_offset") r.b_offset = std::stoll(value);
-      else if (key == "c_offset") r.c_offset = std::stoll(value);
+      if (key == "m")
+        r.m = std::stoll(value);
+      else if (key == "n")
+        r.n = std::stoll(value);
+      else if (key == "k")
+        r.k = std::stoll(value);
+      else if (key == "lda_pad")
+        r.lda_pad = std::stoll(value);
+      else if (key == "ldb_pad")
+        r.ldb_pad = std::stoll(value);
+      else if (key == "ldc_pad")
+        r.ldc_pad = std::stoll(value);
+      else if (key == "alpha")
+        r.alpha = std::stod(value);
+      else if (key == "beta")
+        r.beta = std::stod(value);
+      else if (key == "dist")
+        fuzz::parse_distribution(value, r.distribution);
+      else if (key == "seed")
+        r.seed = std::stoull(value);
+      else if (key == "a_offset")
+        r.a_offset = std::stoll(value);
+      else if (key == "b_offset")
+        r.b_offset = std::stoll(value);
+      else if (key == "c_offset")
+        r.c_offset = std::stoll(value);
     }
   } catch (const std::exception&) {
     return std::nullopt;
@@ -76,12 +89,14 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   }
   // The worker did not report a verdict: the watchdog or the exit status says what happened.
   FuzzFailure failure;
-  failure.failure_class = outcome.end == WorkerOutcome::End::hung ? fuzz::FailureClass::hang
+  failure.failure_class = outcome.end == WorkerOutcome::End::hung    ? fuzz::FailureClass::hang
                           : outcome.end == WorkerOutcome::End::error ? fuzz::FailureClass::launch_error
-                                                                      : fuzz::FailureClass::crash;
+                                                                     : fuzz::FailureClass::crash;
   failure.message = "worker " + outcome.describe();
-  if (outcome.result && outcome.result["error"]) failure.message += ": " + outcome.result["error"]["message"].as<std::string>();
-  if (auto record = record_from_progress(outcome.last_progress)) failure.first_case = failure.shrunk_case = *record;
+  if (outcome.result && outcome.result["error"])
+    failure.message += ": " + outcome.result["error"]["message"].as<std::string>();
+  if (auto record = record_from_progress(outcome.last_progress))
+    failure.first_case = failure.shrunk_case = *record;
   out.failure = failure;
   out.worker_log = outcome.stderr_tail;
   return out;
@@ -89,7 +104,8 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
 
 }  // namespace
 
-std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled, const FuzzOptions& options) {
+std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled,
+                                        const FuzzOptions& options) {
   std::vector<const CompiledCandidate*> todo;
   for (const auto& c : compiled)
     if (c.status == CompileStatus::compiled) todo.push_back(&c);
@@ -100,8 +116,9 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   const auto work = [&] {
     for (size_t i = next++; i < todo.size(); i = next++) {
       out[i] = fuzz_one(*todo[i], options, i);
-      progress.advance(todo[i]->candidate.id() + (out[i].passed ? ": passed" : std::string(": ") +
-                                                                            fuzz::to_string(out[i].failure->failure_class)));
+      progress.advance(
+          todo[i]->candidate.id() +
+          (out[i].passed ? ": passed" : std::string(": ") + fuzz::to_string(out[i].failure->failure_class)));
     }
   };
   std::vector<std::thread> pool;

@@ -34,8 +34,8 @@ void Progress::print(bool final_line, const std::string& note) {
   const double eta = rate > 0 ? (total_ - done_) / rate : 0;
   char line[512];
   if (final_line)
-    std::snprintf(line, sizeof line, "[%s] %lld/%lld in %.1f s: %s", stage_.c_str(), static_cast<long long>(done_),
-                  static_cast<long long>(total_), seconds, note.c_str());
+    std::snprintf(line, sizeof line, "[%s] %lld/%lld in %.1f s: %s", stage_.c_str(),
+                  static_cast<long long>(done_), static_cast<long long>(total_), seconds, note.c_str());
   else
     std::snprintf(line, sizeof line, "[%s] %lld/%lld  %.2f/s  ETA %.0f s  %s", stage_.c_str(),
                   static_cast<long long>(done_), static_cast<long long>(total_), rate, eta, note.c_str());

@@ -11,10 +11,12 @@ namespace fs = std::filesystem;
 
 fs::path write_reproducer(const fs::path& directory, const Reproducer& r, const KernelSource& source,
                           const std::string& ptx) {
-  const std::string name = "repro-" + sha256_hex(r.candidate + "/" + to_string(r.failure.shrunk_case)).substr(0, 12);
+  const std::string name =
+      "repro-" + sha256_hex(r.candidate + "/" + to_string(r.failure.shrunk_case)).substr(0, 12);
   const Candidate candidate = parse_candidate_id(r.candidate);
   std::string generated = "// " + r.candidate + "\n";
-  for (const Define& d : candidate.kernel_template->defines(candidate.point, candidate.types, candidate.mutant))
+  for (const Define& d :
+       candidate.kernel_template->defines(candidate.point, candidate.types, candidate.mutant))
     generated += "#define " + d.name + " " + std::to_string(d.value) + "\n";
   generated += source.text;
   write_file_atomically(directory / (name + ".cu"), generated);
@@ -44,7 +46,8 @@ fs::path write_reproducer(const fs::path& directory, const Reproducer& r, const 
 }
 
 void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const fs::path& directory,
-                       const fs::path& template_directory, const DeviceInfo& device, const std::string& arch) {
+                       const fs::path& template_directory, const DeviceInfo& device,
+                       const std::string& arch) {
   std::map<std::string, KernelSource> sources;
   for (FuzzedCandidate& f : fuzzed) {
     if (!f.failure) continue;
@@ -58,7 +61,8 @@ void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const fs::path& dir
     } catch (const Error&) {
       ptx = "// PTX not found at " + ptx_path.string() + "\n";
     }
-    Reproducer r{f.candidate.id(), arch, *f.failure, f.seed, sources.at(file).hash(), device.name, device.driver_version};
+    Reproducer r{f.candidate.id(),        arch,        *f.failure,           f.seed,
+                 sources.at(file).hash(), device.name, device.driver_version};
     f.reproducer = write_reproducer(directory, r, sources.at(file), ptx);
   }
 }
@@ -67,15 +71,18 @@ Reproducer read_reproducer(const fs::path& file) {
   const YAML::Node n = read_yaml(file);
   const auto where = [&](const char* field) {
     const YAML::Node node = n[field];
-    return SourceLocation{file.string(), node ? node.Mark().line + 1 : 0, node ? node.Mark().column + 1 : 0, field};
+    return SourceLocation{file.string(), node ? node.Mark().line + 1 : 0, node ? node.Mark().column + 1 : 0,
+                          field};
   };
   const auto text = [&](const char* field) {
-    if (!n[field] || !n[field].IsScalar()) throw Error(ErrorKind::bad_input, "missing or not a string", where(field));
+    if (!n[field] || !n[field].IsScalar())
+      throw Error(ErrorKind::bad_input, "missing or not a string", where(field));
     return n[field].as<std::string>();
   };
   if (!n.IsMap()) throw Error(ErrorKind::bad_input, "a reproducer is a YAML map", {file.string(), 1, 1, ""});
   if (text("format") != kReproducerFormat)
-    throw Error(ErrorKind::bad_input, "unknown format (expected " + std::string(kReproducerFormat) + ")", where("format"));
+    throw Error(ErrorKind::bad_input, "unknown format (expected " + std::string(kReproducerFormat) + ")",
+                where("format"));
   Reproducer r;
   try {
     r.candidate = text("candidate");

@@ -7,8 +7,9 @@
 
 namespace tunefuzz {
 
-std::vector<CompiledCandidate> compile_candidates(const Config& config, const std::vector<Candidate>& candidates,
-                                                  int jobs, std::string* compiler_version) {
+std::vector<CompiledCandidate> compile_candidates(const Config& config,
+                                                  const std::vector<Candidate>& candidates, int jobs,
+                                                  std::string* compiler_version) {
   const NvrtcCompiler compiler;
   const KernelCache cache(KernelCache::default_directory());
   if (compiler_version) *compiler_version = compiler.version();
@@ -32,8 +33,9 @@ DeviceInfo require_device(const Config& config, const std::filesystem::path& wor
   if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
   const DeviceInfo& device = *probe.device;
   if (device.arch != config.gpu.arch)
-    throw Error(ErrorKind::bad_input, "the config targets " + config.gpu.arch + " but the GPU is " + device.name +
-                                          " (" + device.arch + "); use the config for this card",
+    throw Error(ErrorKind::bad_input,
+                "the config targets " + config.gpu.arch + " but the GPU is " + device.name + " (" +
+                    device.arch + "); use the config for this card",
                 config.gpu.where);
   for (const std::string& mismatch : limit_mismatches(config.gpu, device))
     std::fprintf(stderr, "warning: %s: %s\n", config.file.c_str(), mismatch.c_str());

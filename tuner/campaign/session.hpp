@@ -19,11 +19,13 @@ struct Prepared {
 
 /// Loads `config_file`, enumerates and prunes its spaces, compiles every candidate on `jobs` threads (0: all
 /// cores). `extra` candidates (e.g. mutants) are compiled too, after the config's own.
-Prepared prepare(const std::filesystem::path& config_file, int jobs, const std::vector<Candidate>& extra = {});
+Prepared prepare(const std::filesystem::path& config_file, int jobs,
+                 const std::vector<Candidate>& extra = {});
 
 /// Compiles `candidates` for `config`'s arch through the default cache.
-std::vector<CompiledCandidate> compile_candidates(const Config& config, const std::vector<Candidate>& candidates,
-                                                  int jobs, std::string* compiler_version = nullptr);
+std::vector<CompiledCandidate> compile_candidates(const Config& config,
+                                                  const std::vector<Candidate>& candidates, int jobs,
+                                                  std::string* compiler_version = nullptr);
 
 /// Probes the GPU in a worker. Throws Error{no_device} (with the reason) when there is none, Error{bad_input}
 /// when its arch is not the config's; prints a warning for each limit the config states differently.

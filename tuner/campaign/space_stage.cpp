@@ -17,7 +17,8 @@ SpaceStage space_stage(const Config& config) {
     const Space space(t, search, config.gpu.limits);
     SpaceReport report = space.prune();
     for (const TypePair& types : wanted) {
-      if (std::find(t.supported_types.begin(), t.supported_types.end(), types) == t.supported_types.end()) continue;
+      if (std::find(t.supported_types.begin(), t.supported_types.end(), types) == t.supported_types.end())
+        continue;
       for (const Point& point : report.kept) {
         Candidate candidate{&t, point, types};
         // Two spaces of one template may overlap: each candidate is kept once.

@@ -1,8 +1,8 @@
 // The stages of a campaign, each a function from the previous stage's records to its own:
 //   space   : config → kept points × element types = candidates      (no compiler, no GPU)
-//   compile : candidates → compiled images + resources, pruned on spills, occupancy, slow paths (NVRTC, cache)
-//   fuzz    : compiled → RapidCheck campaign per candidate in worker processes (GPU)
-//   time    : fuzz survivors × problems → verified timings vs cuBLAS in worker processes (GPU)
+//   compile : candidates → compiled images + resources, pruned on spills, occupancy, slow paths (NVRTC,
+//   cache) fuzz    : compiled → RapidCheck campaign per candidate in worker processes (GPU) time    : fuzz
+//   survivors × problems → verified timings vs cuBLAS in worker processes (GPU)
 // Each record names its candidate by Candidate::id(), so any stage's work can be split across processes,
 // GPUs or machines without changing what it means.
 #pragma once
@@ -23,8 +23,8 @@ namespace tunefuzz {
 
 // ---- space ----
 struct SpaceStage {
-  std::vector<SpaceReport> reports;    ///< one per template in the config
-  std::vector<Candidate> candidates;   ///< kept points × the element types the problems need
+  std::vector<SpaceReport> reports;   ///< one per template in the config
+  std::vector<Candidate> candidates;  ///< kept points × the element types the problems need
 };
 
 /// Throws Error{bad_input} (with the config location) for unknown templates or parameters.
@@ -80,7 +80,8 @@ struct FuzzOptions {
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
 uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id);
 
-std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled, const FuzzOptions& options);
+std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled,
+                                        const FuzzOptions& options);
 
 /// Writes a reproducer file (tuner/campaign/reproducer.hpp) for every failed candidate into `directory` and
 /// records its path in the candidate's record.
@@ -93,7 +94,7 @@ struct ProblemTiming {
   Problem problem;
   std::string baseline_version;
   TimedEntry baseline;
-  std::vector<TimedEntry> entries;  ///< every candidate that could run it (timed, screened, incorrect, ...)
+  std::vector<TimedEntry> entries;   ///< every candidate that could run it (timed, screened, incorrect, ...)
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
 };
 

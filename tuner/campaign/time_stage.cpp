@@ -71,9 +71,10 @@ ProblemTiming time_problem(const Problem& problem, const std::vector<const Fuzze
     if (!baseline_done || blamed == "cublas" || blamed.empty()) {
       timing.baseline.id = "cublas";
       timing.baseline.status = "failed";
-      timing.baseline.message = "worker " + outcome.describe() + (outcome.result && outcome.result["error"]
-                                                                      ? ": " + outcome.result["error"]["message"].as<std::string>()
-                                                                      : std::string());
+      timing.baseline.message = "worker " + outcome.describe() +
+                                (outcome.result && outcome.result["error"]
+                                     ? ": " + outcome.result["error"]["message"].as<std::string>()
+                                     : std::string());
       return timing;
     }
     TimedEntry crashed;
@@ -91,7 +92,8 @@ ProblemTiming time_problem(const Problem& problem, const std::vector<const Fuzze
 }  // namespace
 
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
-                                      const std::vector<FuzzedCandidate>& fuzzed, const TimeOptions& options) {
+                                      const std::vector<FuzzedCandidate>& fuzzed,
+                                      const TimeOptions& options) {
   std::filesystem::create_directories(options.work_directory);
   std::vector<ProblemTiming> out;
   Progress progress("time", static_cast<int64_t>(problems.size()));
@@ -108,8 +110,8 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
     out.push_back(time_problem(problem, eligible, options, i));
     const TimedEntry* w = out.back().winner();
     char note[256];
-    std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f", problem.name.c_str(),
-                  eligible.size(), w ? w->tflops : 0.0, out.back().baseline.tflops);
+    std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f",
+                  problem.name.c_str(), eligible.size(), w ? w->tflops : 0.0, out.back().baseline.tflops);
     progress.advance(note);
   }
   progress.finish("done");

@@ -33,7 +33,9 @@ void print_space(const SpaceReport& r) {
   std::printf("template %s: %s\n", r.kernel_template->name.c_str(), r.kernel_template->summary.c_str());
   std::printf("  enumerated %lld\n", static_cast<long long>(r.enumerated));
   for (const PruneCount& p : r.pruned)
-    if (p.count) std::printf("  pruned %6lld  %-22s %s\n", static_cast<long long>(p.count), p.constraint.c_str(), p.reason.c_str());
+    if (p.count)
+      std::printf("  pruned %6lld  %-22s %s\n", static_cast<long long>(p.count), p.constraint.c_str(),
+                  p.reason.c_str());
   std::printf("  kept       %lld\n", static_cast<long long>(r.kept.size()));
 }
 
@@ -46,11 +48,12 @@ int command_space(const Options& o) {
       const Explanation e = space.explain(o.explain);
       std::printf("%s %s on %s: %s\n", t.name.c_str(), e.point.str().c_str(), config.gpu.name.c_str(),
                   e.kept() ? "KEPT" : "PRUNED");
-      std::printf("  threads per CTA %lld, shared memory %lld bytes (limit %lld)\n", static_cast<long long>(e.threads),
-                  static_cast<long long>(e.shared_memory_bytes),
+      std::printf("  threads per CTA %lld, shared memory %lld bytes (limit %lld)\n",
+                  static_cast<long long>(e.threads), static_cast<long long>(e.shared_memory_bytes),
                   static_cast<long long>(config.gpu.limits.shared_memory_per_block_optin));
       for (const auto& [constraint, holds] : e.verdicts)
-        std::printf("  %s %-22s %s\n", holds ? "ok  " : "FAIL", constraint->name.c_str(), constraint->reason.c_str());
+        std::printf("  %s %-22s %s\n", holds ? "ok  " : "FAIL", constraint->name.c_str(),
+                    constraint->reason.c_str());
       if (!e.in_config_space) {
         std::string names;
         for (const auto& n : e.not_in_space) names += " " + n;
@@ -71,19 +74,21 @@ int command_compile(const Options& o) {
     if (c.status != CompileStatus::compiled)
       std::printf("%-15s %s: %s\n", to_string(c.status), c.candidate.id().c_str(),
                   c.message.substr(0, c.message.find('\n')).c_str());
-  std::printf("%s", format_stage_summary(stage_summary(prepared.space, prepared.compiled, nullptr, nullptr)).c_str());
+  std::printf(
+      "%s", format_stage_summary(stage_summary(prepared.space, prepared.compiled, nullptr, nullptr)).c_str());
   return 0;
 }
 
 void print_table(const std::vector<ProblemTiming>& timings) {
-  std::printf("\n%-24s %-16s %10s %10s %8s  %s\n", "problem", "shape", "TFLOP/s", "cuBLAS", "ratio", "winner");
+  std::printf("\n%-24s %-16s %10s %10s %8s  %s\n", "problem", "shape", "TFLOP/s", "cuBLAS", "ratio",
+              "winner");
   for (const ProblemTiming& t : timings) {
     const TimedEntry* w = t.winner();
-    const std::string shape = std::to_string(t.problem.m) + "x" + std::to_string(t.problem.n) + "x" +
-                              std::to_string(t.problem.k);
+    const std::string shape =
+        std::to_string(t.problem.m) + "x" + std::to_string(t.problem.n) + "x" + std::to_string(t.problem.k);
     const double ratio = w && t.baseline.status == "timed" ? t.baseline.median_ms / w->median_ms : 0;
-    std::printf("%-24s %-16s %10.1f %10.1f %8.3f  %s\n", t.problem.name.c_str(), shape.c_str(), w ? w->tflops : 0.0,
-                t.baseline.tflops, ratio, w ? w->id.c_str() : "(none)");
+    std::printf("%-24s %-16s %10.1f %10.1f %8.3f  %s\n", t.problem.name.c_str(), shape.c_str(),
+                w ? w->tflops : 0.0, t.baseline.tflops, ratio, w ? w->id.c_str() : "(none)");
   }
 }
 
@@ -95,9 +100,9 @@ int command_run(Options o) {
       throw Error(ErrorKind::no_device, "no config given and no GPU to pick one for: " + probe.reason);
     const auto found = find_config_for(*probe.device);
     if (!found)
-      throw Error(ErrorKind::bad_input, "no shipped config names the card '" + probe.device->name +
-                                            "' (looked in configs/ and " + shipped_config_directory().string() +
-                                            "); pass one: tune run CONFIG");
+      throw Error(ErrorKind::bad_input,
+                  "no shipped config names the card '" + probe.device->name + "' (looked in configs/ and " +
+                      shipped_config_directory().string() + "); pass one: tune run CONFIG");
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
@@ -115,10 +120,11 @@ int command_run(Options o) {
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
     std::printf("%s", format_stage_summary(stage_summary(stage, compiled, nullptr, nullptr)).c_str());
-    std::fprintf(stderr,
-                 "\nstopped after compilation: %s.\n"
-                 "Fuzzing, timing against cuBLAS and the results table need a CUDA GPU; nothing was written to %s.\n",
-                 e.message().c_str(), output.c_str());
+    std::fprintf(
+        stderr,
+        "\nstopped after compilation: %s.\n"
+        "Fuzzing, timing against cuBLAS and the results table need a CUDA GPU; nothing was written to %s.\n",
+        e.message().c_str(), output.c_str());
     return 3;
   }
 
@@ -159,13 +165,16 @@ int main(int argc, char** argv) {
 
   CLI::App* space = app.add_subcommand("space", "enumerate the search space and prune it statically");
   space->add_option("config", o.config, "campaign config (configs/*.yaml)")->required();
-  space->add_option("--explain", o.explain, "say why one point (NAME=VALUE,...; others default) is kept or pruned");
+  space->add_option("--explain", o.explain,
+                    "say why one point (NAME=VALUE,...; others default) is kept or pruned");
 
-  CLI::App* compile = app.add_subcommand("compile", "compile every kept candidate with NVRTC (no GPU needed)");
+  CLI::App* compile =
+      app.add_subcommand("compile", "compile every kept candidate with NVRTC (no GPU needed)");
   compile->add_option("config", o.config, "campaign config")->required();
   compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
 
-  CLI::App* run = app.add_subcommand("run", "compile, fuzz and time every candidate; write the results table");
+  CLI::App* run =
+      app.add_subcommand("run", "compile, fuzz and time every candidate; write the results table");
   run->add_option("config", o.config, "campaign config (default: the shipped config for the detected GPU)");
   run->add_option("-o,--output", o.output, "results table (default: the config's output)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");

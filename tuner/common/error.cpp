@@ -28,15 +28,24 @@ Error::Error(ErrorKind kind, const std::string& message, SourceLocation where, s
 
 const char* to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::bad_input: return "bad_input";
-    case ErrorKind::unsupported: return "unsupported";
-    case ErrorKind::compile: return "compile";
-    case ErrorKind::launch: return "launch";
-    case ErrorKind::device_limit: return "device_limit";
-    case ErrorKind::no_device: return "no_device";
-    case ErrorKind::mismatch: return "mismatch";
-    case ErrorKind::io: return "io";
-    case ErrorKind::internal: return "internal";
+    case ErrorKind::bad_input:
+      return "bad_input";
+    case ErrorKind::unsupported:
+      return "unsupported";
+    case ErrorKind::compile:
+      return "compile";
+    case ErrorKind::launch:
+      return "launch";
+    case ErrorKind::device_limit:
+      return "device_limit";
+    case ErrorKind::no_device:
+      return "no_device";
+    case ErrorKind::mismatch:
+      return "mismatch";
+    case ErrorKind::io:
+      return "io";
+    case ErrorKind::internal:
+      return "internal";
   }
   return "internal";
 }
@@ -44,9 +53,12 @@ const char* to_string(ErrorKind kind) {
 int exit_code_for(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::bad_input:
-    case ErrorKind::unsupported: return 2;
-    case ErrorKind::no_device: return 3;
-    default: return 1;
+    case ErrorKind::unsupported:
+      return 2;
+    case ErrorKind::no_device:
+      return 3;
+    default:
+      return 1;
   }
 }
 

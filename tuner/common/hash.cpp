@@ -9,7 +9,9 @@
 namespace tunefuzz {
 
 namespace {
-EVP_MD_CTX* as_context(void* p) { return static_cast<EVP_MD_CTX*>(p); }
+EVP_MD_CTX* as_context(void* p) {
+  return static_cast<EVP_MD_CTX*>(p);
+}
 
 std::string to_hex(const unsigned char* digest, unsigned int length) {
   static const char* digits = "0123456789abcdef";
@@ -27,7 +29,9 @@ Hasher::Hasher() : context_(EVP_MD_CTX_new()) {
     throw Error(ErrorKind::internal, "OpenSSL could not initialise SHA-256");
 }
 
-Hasher::~Hasher() { EVP_MD_CTX_free(as_context(context_)); }
+Hasher::~Hasher() {
+  EVP_MD_CTX_free(as_context(context_));
+}
 
 Hasher& Hasher::field(std::string_view data) {
   const uint64_t size = data.size();

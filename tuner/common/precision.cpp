@@ -4,9 +4,12 @@ namespace tunefuzz {
 
 const char* to_string(Precision precision) {
   switch (precision) {
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp32: return "fp32";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp32:
+      return "fp32";
   }
   return "?";
 }
@@ -18,13 +21,18 @@ std::optional<Precision> parse_precision(std::string_view text) {
   return std::nullopt;
 }
 
-int size_of(Precision precision) { return precision == Precision::fp32 ? 4 : 2; }
+int size_of(Precision precision) {
+  return precision == Precision::fp32 ? 4 : 2;
+}
 
 double unit_roundoff(Precision precision) {
   switch (precision) {
-    case Precision::fp16: return 0x1p-11;
-    case Precision::bf16: return 0x1p-8;
-    case Precision::fp32: return 0x1p-24;
+    case Precision::fp16:
+      return 0x1p-11;
+    case Precision::bf16:
+      return 0x1p-8;
+    case Precision::fp32:
+      return 0x1p-24;
   }
   return 0;
 }
@@ -32,9 +40,12 @@ double unit_roundoff(Precision precision) {
 int template_code(Precision precision) {
   // Must match TF_TYPE_FP16 / TF_TYPE_BF16 / TF_TYPE_FP32 in templates/tunefuzz_rtc.h.
   switch (precision) {
-    case Precision::fp16: return 0;
-    case Precision::bf16: return 1;
-    case Precision::fp32: return 2;
+    case Precision::fp16:
+      return 0;
+    case Precision::bf16:
+      return 1;
+    case Precision::fp32:
+      return 2;
   }
   return -1;
 }

@@ -503,10 +503,10 @@ Pruning read_pruning(const Context& context, const Field& field) {
 }
 
 Budgets read_budgets(const Context& context, const Field& field) {
-  const Section section(context, field,
-                        std::vector<std::string_view>{"fuzz_cases", "timing_warmup", "timing_repeats",
-                                                      "timing_screen_repeats", "timing_finalists",
-                                                      "candidate_timeout_s", "fuzz_workers"});
+  const Section section(
+      context, field,
+      std::vector<std::string_view>{"fuzz_cases", "timing_warmup", "timing_repeats", "timing_screen_repeats",
+                                    "timing_finalists", "candidate_timeout_s", "fuzz_workers"});
   Budgets budgets;
   if (auto value = section.find("fuzz_cases")) budgets.fuzz_cases = read_integer_at_least(context, *value, 1);
   if (auto value = section.find("timing_warmup")) {

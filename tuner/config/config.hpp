@@ -17,8 +17,8 @@ namespace tunefuzz {
 
 /// Resource limits of one GPU model, as the driver reports them.
 struct GpuLimits {
-  int64_t shared_memory_per_block_optin = 0;  ///< bytes a block may use after opting in
-  int64_t shared_memory_per_sm = 0;           ///< bytes per multiprocessor
+  int64_t shared_memory_per_block_optin = 0;        ///< bytes a block may use after opting in
+  int64_t shared_memory_per_sm = 0;                 ///< bytes per multiprocessor
   int64_t shared_memory_reserved_per_block = 1024;  ///< bytes the system keeps per resident block
   int64_t registers_per_sm = 0;
   int64_t max_registers_per_thread = 255;
@@ -67,13 +67,13 @@ struct Pruning {
 };
 
 struct Budgets {
-  int64_t fuzz_cases = 100;          ///< RapidCheck cases per candidate
-  int64_t timing_warmup = 5;         ///< untimed launches before timing
-  int64_t timing_repeats = 30;       ///< timed launches per finalist and problem (median reported)
-  int64_t timing_screen_repeats = 3; ///< timed launches per candidate in the screening round
-  int64_t timing_finalists = 8;      ///< fastest screened candidates verified and timed in full (0 = all)
-  double candidate_timeout_s = 120;  ///< a worker taking longer is killed and its candidate marked `hang`
-  int64_t fuzz_workers = 4;          ///< fuzz worker processes sharing the GPU at once
+  int64_t fuzz_cases = 100;           ///< RapidCheck cases per candidate
+  int64_t timing_warmup = 5;          ///< untimed launches before timing
+  int64_t timing_repeats = 30;        ///< timed launches per finalist and problem (median reported)
+  int64_t timing_screen_repeats = 3;  ///< timed launches per candidate in the screening round
+  int64_t timing_finalists = 8;       ///< fastest screened candidates verified and timed in full (0 = all)
+  double candidate_timeout_s = 120;   ///< a worker taking longer is killed and its candidate marked `hang`
+  int64_t fuzz_workers = 4;           ///< fuzz worker processes sharing the GPU at once
 };
 
 struct Config {
@@ -83,7 +83,7 @@ struct Config {
   std::vector<TemplateSearch> templates;
   Pruning pruning;
   Budgets budgets;
-  uint64_t seed = 0;              ///< base seed of the fuzz stage
+  uint64_t seed = 0;             ///< base seed of the fuzz stage
   std::filesystem::path output;  ///< results table, relative to the working directory
 };
 

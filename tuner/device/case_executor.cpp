@@ -120,7 +120,8 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
   for (size_t i = 0; i < front; ++i)
     if (before[i] != kCanary) {
       outcome.failure_class = fuzz::FailureClass::out_of_bounds_write;
-      outcome.message = "wrote outside C into a canary band (" + std::to_string(front - i) + " bytes before C)";
+      outcome.message =
+          "wrote outside C into a canary band (" + std::to_string(front - i) + " bytes before C)";
       return outcome;
     }
   for (size_t i = 0; i < kCanaryBytes; ++i)
@@ -182,7 +183,8 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
   }
   const Point& p = candidate_.point;
   outcome.failure_class = fuzz::FailureClass::incorrect;
-  outcome.subtype = fuzz::to_string(fuzz::classify_incorrect(verdict, record.m, record.n, p["BM"], p["BN"], all_zero(out)));
+  outcome.subtype =
+      fuzz::to_string(fuzz::classify_incorrect(verdict, record.m, record.n, p["BM"], p["BN"], all_zero(out)));
   outcome.message = (exact ? "exact: " : "bounded: ") + verdict.summary();
   return outcome;
 }

@@ -17,7 +17,8 @@ CaseResult run_case_job(const CaseJob& job) {
   std::ofstream progress(job.progress, std::ios::app);
   progress << "case " << fuzz::to_string(job.record) << std::endl;
   CaseResult result;
-  for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2); ++run) {  // each executor run launches twice
+  for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2);
+       ++run) {  // each executor run launches twice
     const CaseOutcome outcome = executor.run(job.record);
     result.refused = outcome.refused;
     result.passed = outcome.passed;

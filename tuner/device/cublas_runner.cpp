@@ -14,9 +14,12 @@ void check_cublas(cublasStatus_t status, const char* what) {
 
 cudaDataType data_type(Precision p) {
   switch (p) {
-    case Precision::fp16: return CUDA_R_16F;
-    case Precision::bf16: return CUDA_R_16BF;
-    case Precision::fp32: return CUDA_R_32F;
+    case Precision::fp16:
+      return CUDA_R_16F;
+    case Precision::bf16:
+      return CUDA_R_16BF;
+    case Precision::fp32:
+      return CUDA_R_32F;
   }
   return CUDA_R_32F;
 }
@@ -32,7 +35,9 @@ CublasRunner::~CublasRunner() {
   if (handle_) cublasDestroy(handle_);
 }
 
-std::string CublasRunner::name() const { return "cublas"; }
+std::string CublasRunner::name() const {
+  return "cublas";
+}
 
 std::string CublasRunner::version() const {
   int version = 0;
@@ -46,7 +51,8 @@ std::optional<std::string> CublasRunner::refusal(const GemmShape& s) const {
   if (!supported)
     return std::string("cublasGemmEx has no ") + to_string(types_.input) + " -> " + to_string(types_.output) +
            " GEMM";
-  if (s.m > INT_MAX || s.n > INT_MAX || s.k > INT_MAX || s.lda > INT_MAX || s.ldb > INT_MAX || s.ldc > INT_MAX)
+  if (s.m > INT_MAX || s.n > INT_MAX || s.k > INT_MAX || s.lda > INT_MAX || s.ldb > INT_MAX ||
+      s.ldc > INT_MAX)
     return std::string("sizes beyond 2^31 - 1");
   return std::nullopt;
 }
@@ -57,13 +63,14 @@ void CublasRunner::run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const 
   const auto& s = g.shape;
   // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands and M with N.
   const auto order = [](Order o) { return o == Order::row ? CUBLAS_OP_N : CUBLAS_OP_T; };
-  check_cublas(cublasGemmEx(handle_, order(s.layout.b), order(s.layout.a), static_cast<int>(s.n),
-                            static_cast<int>(s.m), static_cast<int>(s.k), &alpha, reinterpret_cast<const void*>(g.b),
-                            data_type(types_.input), static_cast<int>(s.ldb), reinterpret_cast<const void*>(g.a),
-                            data_type(types_.input), static_cast<int>(s.lda), &beta, reinterpret_cast<void*>(g.c),
-                            data_type(types_.output), static_cast<int>(s.ldc), CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
+  check_cublas(
+      cublasGemmEx(handle_, order(s.layout.b), order(s.layout.a), static_cast<int>(s.n),
+                   static_cast<int>(s.m), static_cast<int>(s.k), &alpha, reinterpret_cast<const void*>(g.b),
+                   data_type(types_.input), static_cast<int>(s.ldb), reinterpret_cast<const void*>(g.a),
+                   data_type(types_.input), static_cast<int>(s.lda), &beta, reinterpret_cast<void*>(g.c),
+                   data_type(types_.output), static_cast<int>(s.ldc), CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
 }
 
 }  // namespace tunefuzz::device

@@ -20,9 +20,12 @@ ErrorKind kind_of(CUresult code) {
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_STUB_LIBRARY:
     case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: return ErrorKind::no_device;
-    case CUDA_ERROR_OUT_OF_MEMORY: return ErrorKind::device_limit;
-    default: return ErrorKind::launch;
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      return ErrorKind::no_device;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      return ErrorKind::device_limit;
+    default:
+      return ErrorKind::launch;
   }
 }
 
@@ -52,8 +55,10 @@ bool CudaError::poisons_context() const {
     case CUDA_ERROR_ASSERT:
     case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED: return true;
-    default: return false;
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -63,7 +68,8 @@ void check(CUresult result, const char* what) {
 
 DeviceInfo query_device(int ordinal) {
   const CUresult init = cuInit(0);
-  if (init != CUDA_SUCCESS) throw Error(ErrorKind::no_device, "no usable CUDA device: cuInit: " + describe(init));
+  if (init != CUDA_SUCCESS)
+    throw Error(ErrorKind::no_device, "no usable CUDA device: cuInit: " + describe(init));
   int count = 0;
   check(cuDeviceGetCount(&count), "cuDeviceGetCount");
   if (ordinal >= count)
@@ -110,7 +116,9 @@ Context::~Context() {
   if (context_) cuDevicePrimaryCtxRelease(device_);
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) { reserve(bytes); }
+DeviceBuffer::DeviceBuffer(size_t bytes) {
+  reserve(bytes);
+}
 
 DeviceBuffer::~DeviceBuffer() {
   if (pointer_) cuMemFree(pointer_);
@@ -147,7 +155,9 @@ void DeviceBuffer::download(void* host, size_t bytes, size_t offset) const {
   check(cuMemcpyDtoH(host, pointer_ + offset, bytes), "cuMemcpyDtoH");
 }
 
-Module::Module(const std::string& image) { check(cuModuleLoadData(&module_, image.data()), "cuModuleLoadData"); }
+Module::Module(const std::string& image) {
+  check(cuModuleLoadData(&module_, image.data()), "cuModuleLoadData");
+}
 
 Module::~Module() {
   if (module_) cuModuleUnload(module_);
@@ -169,12 +179,16 @@ std::pair<CUdeviceptr, size_t> Module::global(const std::string& name) const {
 // A blocking stream: work on it is ordered after the legacy stream, which runs the synchronous copies. A
 // pageable cuMemcpyHtoD returns before its DMA lands; a non-blocking stream let kernels overtake that tail
 // (the fuzzer caught it as "unwritten" outputs overwritten by the late NaN poison).
-Stream::Stream() { check(cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate"); }
+Stream::Stream() {
+  check(cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
+}
 
 Stream::~Stream() {
   if (stream_) cuStreamDestroy(stream_);
 }
 
-void Stream::synchronize() const { check(cuStreamSynchronize(stream_), "cuStreamSynchronize"); }
+void Stream::synchronize() const {
+  check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
 
 }  // namespace tunefuzz::device

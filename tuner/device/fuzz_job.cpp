@@ -115,8 +115,8 @@ FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzR
   const auto count_tags = [&](const rc::detail::Distribution& distribution) {
     for (const auto& [tags, count] : distribution)
       for (const auto& joined : tags) {
-        std::istringstream words(joined.size() >= 2 && joined.front() == '"' ? joined.substr(1, joined.size() - 2)
-                                                                             : joined);
+        std::istringstream words(
+            joined.size() >= 2 && joined.front() == '"' ? joined.substr(1, joined.size() - 2) : joined);
         std::string tag;
         while (words >> tag) result.coverage[tag] += count;
       }
@@ -125,7 +125,8 @@ FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzR
     result.passed = true;
     count_tags(success.distribution);
   } else if (outcome.match(failed)) {
-    if (!failure) throw Error(ErrorKind::internal, "RapidCheck failed without a recorded failure: " + failed.description);
+    if (!failure)
+      throw Error(ErrorKind::internal, "RapidCheck failed without a recorded failure: " + failed.description);
     failure->reproduce = reproduce_string(failed.reproduce);
     result.failure = failure;
   } else if (outcome.match(gave_up)) {

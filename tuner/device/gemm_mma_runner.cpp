@@ -13,7 +13,10 @@ namespace {
 class GemmMmaRunner final : public GemmRunner {
  public:
   GemmMmaRunner(const Candidate& candidate, const std::string& image)
-      : candidate_(candidate), module_(image), gemm_(module_.function("tf_gemm")), pack_(module_.function("tf_pack")) {
+      : candidate_(candidate),
+        module_(image),
+        gemm_(module_.function("tf_gemm")),
+        pack_(module_.function("tf_pack")) {
     const KernelTemplate& t = *candidate.kernel_template;
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     const int64_t threads = t.threads_per_block(candidate.point);
@@ -21,11 +24,13 @@ class GemmMmaRunner final : public GemmRunner {
     const auto [address, bytes] = module_.global("tf_kernel_meta");
     if (bytes != sizeof meta) throw Error(ErrorKind::internal, "tf_kernel_meta has an unexpected size");
     check(cuMemcpyDtoH(meta, address, sizeof meta), "reading tf_kernel_meta");
-    if (meta[0] != threads || meta[1] != smem || meta[2] != candidate.point["BM"] || meta[3] != candidate.point["BN"])
+    if (meta[0] != threads || meta[1] != smem || meta[2] != candidate.point["BM"] ||
+        meta[3] != candidate.point["BN"])
       throw Error(ErrorKind::internal, "template and host disagree on geometry for " + candidate.id() +
                                            ": kernel says threads=" + std::to_string(meta[0]) +
-                                           " smem=" + std::to_string(meta[1]) + ", host formulas say threads=" +
-                                           std::to_string(threads) + " smem=" + std::to_string(smem));
+                                           " smem=" + std::to_string(meta[1]) +
+                                           ", host formulas say threads=" + std::to_string(threads) +
+                                           " smem=" + std::to_string(smem));
     check(cuFuncSetAttribute(gemm_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
           "cuFuncSetAttribute(max dynamic shared memory)");
   }
@@ -71,20 +76,26 @@ class GemmMmaRunner final : public GemmRunner {
     }
     const LaunchGeometry geo = t.geometry(candidate_.point, g.shape);
     void* args[] = {&p};
-    check(cuLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1, 1,
-                         static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
+    check(cuLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
+                         1, 1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "cuLaunchKernel(tf_gemm)");
   }
 
  private:
   void pack(CUdeviceptr src, CUdeviceptr dst, int64_t rows, int64_t cols, int64_t src_ld, int64_t dst_rows,
             int64_t dst_cols, CUstream stream) const {
-    TfPackParams p{reinterpret_cast<const void*>(src), reinterpret_cast<void*>(dst), rows, cols, src_ld, dst_rows,
+    TfPackParams p{reinterpret_cast<const void*>(src),
+                   reinterpret_cast<void*>(dst),
+                   rows,
+                   cols,
+                   src_ld,
+                   dst_rows,
                    dst_cols};
     void* args[] = {&p};
     const int64_t vectors = dst_cols / 8;
     const unsigned threads = 256;
-    const unsigned grid_x = static_cast<unsigned>(std::min<int64_t>((vectors + threads - 1) / threads, 65535));
+    const unsigned grid_x =
+        static_cast<unsigned>(std::min<int64_t>((vectors + threads - 1) / threads, 65535));
     const unsigned grid_y = static_cast<unsigned>(std::min<int64_t>(dst_rows, 65535));
     check(cuLaunchKernel(pack_, grid_x, grid_y, 1, threads, 1, 1, 0, stream, args, nullptr),
           "cuLaunchKernel(tf_pack)");

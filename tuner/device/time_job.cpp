@@ -1,13 +1,13 @@
 // The time job: one problem, cuBLAS and every candidate on the same inputs in the same process. Each
 // implementation is first verified (Freivalds projections plus exact samples on tile boundaries, against the
 // inputs), then timed with warm-up, cold L2 and the median of many repeats.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <thread>
-#include <algorithm>
-#include <memory>
 
 #include "fuzz/matrix.hpp"
 #include "fuzz/oracle.hpp"
@@ -81,12 +81,17 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
       check(cuMemsetD8(c_dev.get(), 0xFF, c.size_bytes()), "poisoning C with NaN");  // all-ones bits: NaN
   };
 
-  DeviceGemm gemm{a_dev.get(), b_dev.get(), c_dev.get(), shape, static_cast<float>(problem.alpha),
+  DeviceGemm gemm{a_dev.get(),
+                  b_dev.get(),
+                  c_dev.get(),
+                  shape,
+                  static_cast<float>(problem.alpha),
                   static_cast<float>(problem.beta)};
   const fuzz::GemmOperands operands{&a, &b, &c, problem.alpha, problem.beta};
   const fuzz::ArithmeticModel model{Precision::fp32, types.output, shape.k};
   const fuzz::ProjectedCheck projection(operands, model, 2, job.seed + 17);  // the inputs' projections, once
-  const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  const double flops =
+      2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
 
   const auto reserve_workspace = [&](const GemmRunner& runner) {
     const int64_t workspace_bytes = runner.workspace_bytes(shape);
@@ -119,7 +124,8 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     }
   };
   // Run once on fresh C, check the output against the inputs, then time with the full repeats.
-  const auto verify_and_time = [&](const GemmRunner& runner, TimedEntry& entry, int64_t tile_m, int64_t tile_n) {
+  const auto verify_and_time = [&](const GemmRunner& runner, TimedEntry& entry, int64_t tile_m,
+                                   int64_t tile_n) {
     progress.write("verify " + entry.id);
     reset_c();
     if (!guarded(entry, [&] { run_once(runner); })) return;
@@ -178,7 +184,8 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   std::sort(screened.begin(), screened.end(), [&](const Loaded& x, const Loaded& y) {
     return result.entries[x.entry].median_ms < result.entries[y.entry].median_ms;
   });
-  const size_t finalists = job.finalists > 0 ? std::min<size_t>(job.finalists, screened.size()) : screened.size();
+  const size_t finalists =
+      job.finalists > 0 ? std::min<size_t>(job.finalists, screened.size()) : screened.size();
   for (size_t i = 0; i < finalists; ++i) {
     const Loaded& f = screened[i];
     verify_and_time(*f.runner, result.entries[f.entry], f.candidate.point["BM"], f.candidate.point["BN"]);

@@ -17,7 +17,8 @@ struct Event {
 };
 }  // namespace
 
-Timer::Timer(CUstream stream, int64_t l2_bytes) : stream_(stream), flush_(static_cast<size_t>(2 * l2_bytes)) {}
+Timer::Timer(CUstream stream, int64_t l2_bytes)
+    : stream_(stream), flush_(static_cast<size_t>(2 * l2_bytes)) {}
 
 TimingStats Timer::time(const std::function<void(CUstream)>& launch, int warmup, int repeats) {
   for (int i = 0; i < warmup; ++i) launch(stream_);

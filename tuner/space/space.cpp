@@ -17,7 +17,8 @@ Space::Space(const KernelTemplate& kernel_template, const TemplateSearch& search
       std::string known;
       for (const auto& decl : kernel_template.parameters) known += (known.empty() ? "" : ", ") + decl.name;
       throw Error(ErrorKind::bad_input,
-                  "template " + kernel_template.name + " has no parameter '" + given.name + "' (known: " + known + ")",
+                  "template " + kernel_template.name + " has no parameter '" + given.name +
+                      "' (known: " + known + ")",
                   given.where);
     }
     std::set<int64_t> seen;
@@ -70,7 +71,7 @@ Explanation Space::explain(const std::string& assignment) const {
   std::vector<std::pair<std::string, int64_t>> values;
   for (size_t a = 0; a < axes_.size(); ++a)
     values.emplace_back(axes_[a].first, axes_[a].second.size() == 1 ? axes_[a].second.front()
-                                                                     : template_->parameters[a].default_value);
+                                                                    : template_->parameters[a].default_value);
   size_t start = 0;
   while (start < assignment.size()) {
     size_t end = assignment.find(',', start);
@@ -82,16 +83,20 @@ Explanation Space::explain(const std::string& assignment) const {
     int64_t value = 0;
     const char* digits = part.data() + (eq == std::string::npos ? part.size() : eq + 1);
     const auto [ptr, error] = std::from_chars(digits, part.data() + part.size(), value);
-    if (eq == std::string::npos || it == values.end() || error != std::errc() || ptr != part.data() + part.size())
-      throw Error(ErrorKind::bad_input, "cannot read '" + part + "' in --explain: expected NAME=INTEGER with NAME a "
-                                        "parameter of " + template_->name);
+    if (eq == std::string::npos || it == values.end() || error != std::errc() ||
+        ptr != part.data() + part.size())
+      throw Error(ErrorKind::bad_input, "cannot read '" + part +
+                                            "' in --explain: expected NAME=INTEGER with NAME a "
+                                            "parameter of " +
+                                            template_->name);
     it->second = value;
     start = end + 1;
   }
   Explanation e;
   e.point = Point(values);
   for (size_t a = 0; a < axes_.size(); ++a)
-    if (std::find(axes_[a].second.begin(), axes_[a].second.end(), values[a].second) == axes_[a].second.end()) {
+    if (std::find(axes_[a].second.begin(), axes_[a].second.end(), values[a].second) ==
+        axes_[a].second.end()) {
       e.in_config_space = false;
       e.not_in_space.push_back(axes_[a].first);
     }

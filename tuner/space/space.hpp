@@ -29,7 +29,7 @@ struct SpaceReport {
 /// Why one point is kept or pruned: every constraint's verdict, plus the derived figures.
 struct Explanation {
   Point point;
-  bool in_config_space = true;         ///< every value is one the config lists (or the default, if not listed)
+  bool in_config_space = true;  ///< every value is one the config lists (or the default, if not listed)
   std::vector<std::string> not_in_space;  ///< parameters whose value the config does not list
   std::vector<std::pair<const Constraint*, bool>> verdicts;
   int64_t shared_memory_bytes = 0;

@@ -9,7 +9,8 @@
 
 namespace tunefuzz {
 
-Provenance make_provenance(const std::string& command, const std::string& config_file, const std::string& compiler) {
+Provenance make_provenance(const std::string& command, const std::string& config_file,
+                           const std::string& compiler) {
   Provenance p;
   p.tool_version = tool_version();
   p.tool_commit = tool_commit();
@@ -46,7 +47,8 @@ YAML::Node point_node(const Point& point) {
 }  // namespace
 
 YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCandidate>& compiled,
-                         const std::vector<FuzzedCandidate>* fuzzed, const std::vector<ProblemTiming>* timings) {
+                         const std::vector<FuzzedCandidate>* fuzzed,
+                         const std::vector<ProblemTiming>* timings) {
   YAML::Node s;
   for (const SpaceReport& r : space.reports) {
     YAML::Node t;
@@ -140,32 +142,36 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
 std::string format_stage_summary(const YAML::Node& s) {
   std::ostringstream out;
   for (const auto& t : s["space"]) {
-    out << "space    " << t["template"].as<std::string>() << ": " << t["enumerated"].as<int64_t>() << " enumerated, "
-        << t["kept"].as<int64_t>() << " kept";
-    for (const auto& p : t["pruned"]) out << ", " << p.second.as<int64_t>() << " pruned (" << p.first.as<std::string>() << ")";
+    out << "space    " << t["template"].as<std::string>() << ": " << t["enumerated"].as<int64_t>()
+        << " enumerated, " << t["kept"].as<int64_t>() << " kept";
+    for (const auto& p : t["pruned"])
+      out << ", " << p.second.as<int64_t>() << " pruned (" << p.first.as<std::string>() << ")";
     out << "\n";
   }
   out << "         " << s["candidates"].as<int64_t>() << " candidates (kept points x element types)\n";
   const YAML::Node c = s["compile"];
-  out << "compile  " << c["compiled"].as<int64_t>() << " kept, " << c["compile_failed"].as<int64_t>() << " failed, "
-      << c["spills"].as<int64_t>() << " pruned (spills), " << c["occupancy"].as<int64_t>() << " pruned (occupancy), "
-      << c["slow_path"].as<int64_t>() << " pruned (slow path); " << c["from_cache"].as<int64_t>() << " from cache\n";
+  out << "compile  " << c["compiled"].as<int64_t>() << " kept, " << c["compile_failed"].as<int64_t>()
+      << " failed, " << c["spills"].as<int64_t>() << " pruned (spills), " << c["occupancy"].as<int64_t>()
+      << " pruned (occupancy), " << c["slow_path"].as<int64_t>() << " pruned (slow path); "
+      << c["from_cache"].as<int64_t>() << " from cache\n";
   if (const YAML::Node f = s["fuzz"]) {
     out << "fuzz     " << f["passed"].as<int64_t>() << " of " << f["fuzzed"].as<int64_t>() << " passed";
-    for (const auto& k : f["failed"]) out << ", " << k.second.as<int64_t>() << " " << k.first.as<std::string>();
+    for (const auto& k : f["failed"])
+      out << ", " << k.second.as<int64_t>() << " " << k.first.as<std::string>();
     out << "\n";
   }
   if (const YAML::Node t = s["time"]) {
     out << "time     " << t["problems"].as<int64_t>() << " problems";
-    for (const auto& e : t["entries"]) out << ", " << e.second.as<int64_t>() << " " << e.first.as<std::string>();
+    for (const auto& e : t["entries"])
+      out << ", " << e.second.as<int64_t>() << " " << e.first.as<std::string>();
     out << "\n";
   }
   return out.str();
 }
 
 YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
-                         const std::vector<ProblemTiming>& timings, const std::vector<FuzzedCandidate>& fuzzed,
-                         int64_t fuzz_cases_per_candidate) {
+                         const std::vector<ProblemTiming>& timings,
+                         const std::vector<FuzzedCandidate>& fuzzed, int64_t fuzz_cases_per_candidate) {
   YAML::Node table;
   table["format"] = kResultsFormat;
   YAML::Node gpu;
@@ -224,7 +230,8 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
       winner["tflops"] = round_to(w->tflops, 2);
       winner["verification_error_ratio"] = round_to(w->worst_error_ratio, 4);
       row["winner"] = winner;
-      if (t.baseline.status == "timed") row["ratio_vs_baseline"] = round_to(t.baseline.median_ms / w->median_ms, 3);
+      if (t.baseline.status == "timed")
+        row["ratio_vs_baseline"] = round_to(t.baseline.median_ms / w->median_ms, 3);
       if (const FuzzedCandidate* f = by_id[w->id]) {
         YAML::Node evidence;
         evidence["cases_passed"] = f->cases_run;

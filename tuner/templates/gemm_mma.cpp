@@ -12,9 +12,13 @@ namespace {
 
 constexpr int64_t kElementBytes = 2;  // fp16 and bf16 inputs
 
-int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+int64_t round_up(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
-int64_t threads(const Point& p) { return (p["BM"] / p["WM"]) * (p["BN"] / p["WN"]) * 32; }
+int64_t threads(const Point& p) {
+  return (p["BM"] / p["WM"]) * (p["BN"] / p["WN"]) * 32;
+}
 
 // Rows of A (BM, BK) and B (BK, BN) per stage; SWIZZLE=0 pads every row by 8 elements (16 bytes).
 int64_t shared_memory(const Point& p) {
@@ -22,7 +26,9 @@ int64_t shared_memory(const Point& p) {
   return p["STAGES"] * (p["BM"] * (p["BK"] + pad) + p["BK"] * (p["BN"] + pad)) * kElementBytes;
 }
 
-bool is_power_of_two(int64_t x) { return x > 0 && std::has_single_bit(static_cast<uint64_t>(x)); }
+bool is_power_of_two(int64_t x) {
+  return x > 0 && std::has_single_bit(static_cast<uint64_t>(x));
+}
 
 std::vector<Constraint> constraints() {
   return {
@@ -36,7 +42,8 @@ std::vector<Constraint> constraints() {
        [](const Point& p, const GpuLimits&) { return p["SWIZZLE"] <= 1 && p["PACK"] <= 1; }},
       {"warp_tiling", "the warp tile WMxWN must divide the CTA tile BMxBN",
        [](const Point& p, const GpuLimits&) { return p["BM"] % p["WM"] == 0 && p["BN"] % p["WN"] == 0; }},
-      {"mma_shape", "WM, WN and BK must be multiples of 16 (m16n8k16 steps; ldmatrix.x4.trans loads 16 columns)",
+      {"mma_shape",
+       "WM, WN and BK must be multiples of 16 (m16n8k16 steps; ldmatrix.x4.trans loads 16 columns)",
        [](const Point& p, const GpuLimits&) {
          return p["WM"] % 16 == 0 && p["WN"] % 16 == 0 && p["BK"] % 16 == 0;
        }},
@@ -44,19 +51,22 @@ std::vector<Constraint> constraints() {
        [](const Point& p, const GpuLimits& limits) {
          return threads(p) <= std::min<int64_t>(1024, limits.max_threads_per_block);
        }},
-      {"shared_memory", "the pipeline's shared memory, STAGES*(BM*BK + BK*BN)*2 bytes (+16 per row unswizzled), "
-                        "exceeds the opt-in limit per CTA",
+      {"shared_memory",
+       "the pipeline's shared memory, STAGES*(BM*BK + BK*BN)*2 bytes (+16 per row unswizzled), "
+       "exceeds the opt-in limit per CTA",
        [](const Point& p, const GpuLimits& limits) {
          return shared_memory(p) <= limits.shared_memory_per_block_optin;
        }},
-      {"accumulators", "the warp tile's fp32 accumulators, WM*WN/32 registers per thread, leave too few of the "
-                       "255 registers for operands (limit 128)",
+      {"accumulators",
+       "the warp tile's fp32 accumulators, WM*WN/32 registers per thread, leave too few of the "
+       "255 registers for operands (limit 128)",
        [](const Point& p, const GpuLimits&) { return p["WM"] * p["WN"] / 32 <= 128; }},
-      {"register_budget", "accumulators plus ~32 registers of operands and addresses exceed what each of the "
-                          "CTA's threads can have (registers per SM / threads, at most 255)",
+      {"register_budget",
+       "accumulators plus ~32 registers of operands and addresses exceed what each of the "
+       "CTA's threads can have (registers per SM / threads, at most 255)",
        [](const Point& p, const GpuLimits& limits) {
-         const int64_t per_thread = std::min<int64_t>(limits.max_registers_per_thread,
-                                                      limits.registers_per_sm / threads(p));
+         const int64_t per_thread =
+             std::min<int64_t>(limits.max_registers_per_thread, limits.registers_per_sm / threads(p));
          return p["WM"] * p["WN"] / 32 + 32 <= per_thread;
        }},
       {"stages", "STAGES must be at least 2: one stage loads while another is consumed",
@@ -88,8 +98,9 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
   if (p["PACK"]) {
     const GemmMmaPackPlan plan = gemm_mma_pack_plan(s);
     if (!plan.pack_a && !plan.pack_b)
-      return std::string("PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 "
-                         "twin of this candidate serves this problem");
+      return std::string(
+          "PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 "
+          "twin of this candidate serves this problem");
     return std::nullopt;  // misaligned operands are staged through scratch
   }
   const int64_t vec = p["VEC"];
@@ -99,8 +110,8 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
       return "VEC=" + std::to_string(vec) + " needs " + name + " to be a multiple of " + std::to_string(vec) +
              " (" + name + "=" + std::to_string(value) + "); a smaller VEC or PACK=1 serves this problem";
   if (s.a_alignment % vec_bytes != 0 || s.b_alignment % vec_bytes != 0)
-    return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " + std::to_string(vec_bytes) +
-           " bytes";
+    return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
+           std::to_string(vec_bytes) + " bytes";
   return std::nullopt;
 }
 
@@ -175,8 +186,8 @@ GemmMmaPackPlan gemm_mma_pack_plan(const GemmShape& s) {
 const std::vector<std::string>& gemm_mma_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_mma.cu.
   static const std::vector<std::string> names = {
-      "none",           "skip_last_k_tile",  "drop_tail",  "no_acc_init", "beta0_reads_c",
-      "int32_offset",   "no_stage_barrier",  "group_drop", "fp16_acc"};
+      "none",         "skip_last_k_tile", "drop_tail",  "no_acc_init", "beta0_reads_c",
+      "int32_offset", "no_stage_barrier", "group_drop", "fp16_acc"};
   return names;
 }
 

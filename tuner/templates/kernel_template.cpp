@@ -44,8 +44,8 @@ Point KernelTemplate::default_point() const {
 }
 
 std::string Candidate::id() const {
-  std::string out = kernel_template->name + "/" + to_string(types.input) + "-" + to_string(types.output) + "/" +
-                    point.str();
+  std::string out = kernel_template->name + "/" + to_string(types.input) + "-" + to_string(types.output) +
+                    "/" + point.str();
   if (mutant != 0) out += "/mutant=" + std::to_string(mutant);
   return out;
 }
@@ -61,7 +61,8 @@ const KernelTemplate& find_template(std::string_view name, const SourceLocation&
     if (t->name == name) return *t;
     known += (known.empty() ? "" : ", ") + t->name;
   }
-  throw Error(ErrorKind::bad_input, "unknown template '" + std::string(name) + "' (known: " + known + ")", where);
+  throw Error(ErrorKind::bad_input, "unknown template '" + std::string(name) + "' (known: " + known + ")",
+              where);
 }
 
 namespace {
@@ -81,8 +82,8 @@ int64_t parse_integer(std::string_view text, std::string_view id) {
   int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size())
-    throw Error(ErrorKind::bad_input, "malformed candidate id '" + std::string(id) + "': '" + std::string(text) +
-                                          "' is not an integer");
+    throw Error(ErrorKind::bad_input, "malformed candidate id '" + std::string(id) + "': '" +
+                                          std::string(text) + "' is not an integer");
   return value;
 }
 
@@ -103,7 +104,8 @@ Candidate parse_candidate_id(std::string_view id) {
   if (!input || !output) throw fail("unknown element type in '" + std::string(parts[1]) + "'");
   candidate.types = {*input, *output};
   std::vector<std::pair<std::string, int64_t>> values;
-  for (const auto& decl : candidate.kernel_template->parameters) values.emplace_back(decl.name, decl.default_value);
+  for (const auto& decl : candidate.kernel_template->parameters)
+    values.emplace_back(decl.name, decl.default_value);
   for (std::string_view assignment : split(parts[2], ',')) {
     const size_t eq = assignment.find('=');
     if (eq == std::string_view::npos) throw fail("'" + std::string(assignment) + "' is not NAME=VALUE");
@@ -114,7 +116,8 @@ Candidate parse_candidate_id(std::string_view id) {
         value = parse_integer(assignment.substr(eq + 1), id);
         known = true;
       }
-    if (!known) throw fail("template " + candidate.kernel_template->name + " has no parameter '" + name + "'");
+    if (!known)
+      throw fail("template " + candidate.kernel_template->name + " has no parameter '" + name + "'");
   }
   candidate.point = Point(std::move(values));
   if (parts.size() == 4) {

@@ -55,7 +55,8 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   Layout layout;
-  int64_t a_alignment = 256, b_alignment = 256, c_alignment = 256;  ///< bytes the base address is a multiple of
+  int64_t a_alignment = 256, b_alignment = 256,
+          c_alignment = 256;  ///< bytes the base address is a multiple of
 };
 
 /// How one problem is launched: the main kernel's grid, block and dynamic shared memory, plus the scratch
@@ -81,12 +82,12 @@ struct TypePair {
 };
 
 struct KernelTemplate {
-  std::string name;         ///< as written in configs and tables
-  std::string source_file;  ///< file under the templates directory
-  std::string summary;      ///< one line for `tune space`
+  std::string name;                       ///< as written in configs and tables
+  std::string source_file;                ///< file under the templates directory
+  std::string summary;                    ///< one line for `tune space`
   std::vector<std::string> entry_points;  ///< kernels the module must export
   std::vector<ParameterDecl> parameters;
-  std::vector<Constraint> constraints;    ///< checked in order; the first that fails names the prune reason
+  std::vector<Constraint> constraints;  ///< checked in order; the first that fails names the prune reason
   std::vector<TypePair> supported_types;
   std::function<int64_t(const Point&)> shared_memory_bytes;
   std::function<int64_t(const Point&)> threads_per_block;

@@ -70,7 +70,8 @@ fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
   r.c_offset = get_or<int64_t>(n, "c_offset", 0);
   if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0 || r.a_offset < 0 ||
       r.b_offset < 0 || r.c_offset < 0 || r.a_offset > 4096 || r.b_offset > 4096 || r.c_offset > 4096)
-    throw Error(ErrorKind::bad_input, "case record sizes must be >= 1, paddings >= 0 and offsets in [0, 4096]");
+    throw Error(ErrorKind::bad_input,
+                "case record sizes must be >= 1, paddings >= 0 and offsets in [0, 4096]");
   return r;
 }
 
@@ -192,7 +193,8 @@ FuzzResult fuzz_result_from_yaml(const YAML::Node& n) {
   FuzzResult r;
   r.passed = get<bool>(n, "passed");
   r.cases_run = get<int64_t>(n, "cases_run");
-  for (const auto& entry : n["coverage"]) r.coverage[entry.first.as<std::string>()] = entry.second.as<int64_t>();
+  for (const auto& entry : n["coverage"])
+    r.coverage[entry.first.as<std::string>()] = entry.second.as<int64_t>();
   if (const YAML::Node f = n["failure"]) {
     FuzzFailure failure;
     const auto failure_class = fuzz::parse_failure_class(get<std::string>(f, "class"));

@@ -74,13 +74,13 @@ struct TimeJob {
 
 /// One implementation timed on one problem.
 struct TimedEntry {
-  std::string id;      ///< candidate id, or `cublas`
+  std::string id;  ///< candidate id, or `cublas`
   /// timed (verified, full repeats) | screened (screening repeats only) | refused | incorrect | failed |
   /// crashed | hung
   std::string status;
   std::string message;
   double median_ms = 0, min_ms = 0, max_ms = 0;
-  double tflops = 0;  ///< 2·M·N·K / median
+  double tflops = 0;             ///< 2·M·N·K / median
   double worst_error_ratio = 0;  ///< oracle's worst error/bound on the verification run
 };
 

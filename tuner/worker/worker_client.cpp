@@ -50,14 +50,21 @@ std::string last_line(const fs::path& path) {
 std::string WorkerOutcome::describe() const {
   std::string out;
   switch (end) {
-    case End::finished: return "finished";
-    case End::error: out = "failed (exit code " + std::to_string(exit_code) + ")"; break;
+    case End::finished:
+      return "finished";
+    case End::error:
+      out = "failed (exit code " + std::to_string(exit_code) + ")";
+      break;
     case End::crashed:
       out = signal ? "crashed (signal " + std::to_string(signal) + ": " + strsignal(signal) + ")"
                    : "crashed (CUDA context poisoned)";
       break;
-    case End::hung: out = "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s"; break;
-    case End::failed_to_start: out = "could not start"; break;
+    case End::hung:
+      out = "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s";
+      break;
+    case End::failed_to_start:
+      out = "could not start";
+      break;
   }
   if (!last_progress.empty()) out += " during: " + last_progress;
   return out;
@@ -84,7 +91,8 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);

@@ -1,5 +1,5 @@
-// The coordinator's side of a worker: start tunefuzz-worker on a job file, wait with a watchdog, and say how it
-// ended: finished (with its result), failed with an error it reported, crashed (killed by a signal, or its
+// The coordinator's side of a worker: start tunefuzz-worker on a job file, wait with a watchdog, and say how
+// it ended: finished (with its result), failed with an error it reported, crashed (killed by a signal, or its
 // CUDA context poisoned), hung (killed at the time limit), or could not start (no driver, no binary).
 #pragma once
 
@@ -16,7 +16,7 @@ struct WorkerOutcome {
   End end = End::failed_to_start;
   int exit_code = -1;
   int signal = 0;
-  YAML::Node result;          ///< the result document (may be partial, with an `error` key, when not finished)
+  YAML::Node result;  ///< the result document (may be partial, with an `error` key, when not finished)
   std::string last_progress;  ///< the last line of the progress file: what the worker was doing
   std::string stderr_tail;    ///< the end of its standard error
   double seconds = 0;
@@ -32,7 +32,8 @@ std::filesystem::path worker_executable();
 /// Runs `job` (its `progress` path, if any, is read back on a crash) in a fresh worker process. `directory`
 /// holds the job, result and log files and must exist. Kills the worker's process group after `timeout_s`.
 /// `wrapper` (e.g. {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line.
-WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory, const std::string& name,
-                         double timeout_s, const std::vector<std::string>& wrapper = {});
+WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory,
+                         const std::string& name, double timeout_s,
+                         const std::vector<std::string>& wrapper = {});
 
 }  // namespace tunefuzz

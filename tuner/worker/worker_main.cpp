@@ -1,6 +1,7 @@
 // tunefuzz-worker: the only process that holds a CUDA context. Usage: tunefuzz-worker JOB.yaml RESULT.yaml.
-// It runs one job (probe, fuzz, time or case) and writes the result; on an error it writes {error: {kind, message}}
-// and exits non-zero: 3 when there is no usable GPU, 4 when the CUDA context was poisoned, 1 otherwise.
+// It runs one job (probe, fuzz, time or case) and writes the result; on an error it writes {error: {kind,
+// message}} and exits non-zero: 3 when there is no usable GPU, 4 when the CUDA context was poisoned, 1
+// otherwise.
 #include <iostream>
 
 #include "tuner/device/cuda.hpp"
@@ -15,11 +16,13 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
   const std::string kind = job["kind"] ? job["kind"].as<std::string>() : "";
   if (kind == "probe") return to_yaml(device::query_device());
   if (kind == "fuzz")
-    return to_yaml(device::run_fuzz_job(fuzz_job_from_yaml(job),
-                                        [&](const FuzzResult& partial) { write_yaml(result_path, to_yaml(partial)); }));
+    return to_yaml(device::run_fuzz_job(fuzz_job_from_yaml(job), [&](const FuzzResult& partial) {
+      write_yaml(result_path, to_yaml(partial));
+    }));
   if (kind == "time")
-    return to_yaml(device::run_time_job(time_job_from_yaml(job),
-                                        [&](const TimeResult& partial) { write_yaml(result_path, to_yaml(partial)); }));
+    return to_yaml(device::run_time_job(time_job_from_yaml(job), [&](const TimeResult& partial) {
+      write_yaml(result_path, to_yaml(partial));
+    }));
   if (kind == "case") return to_yaml(device::run_case_job(case_job_from_yaml(job)));
   throw Error(ErrorKind::bad_input, "unknown job kind '" + kind + "' (expected probe, fuzz, time or case)");
 }
