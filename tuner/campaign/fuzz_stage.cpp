@@ -2,6 +2,7 @@
 // crashes or hangs fails its candidate (class crash or hang, with the case it was running) and the campaign
 // goes on with the next.
 #include <atomic>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -102,6 +103,41 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   return out;
 }
 
+// The verdict a journal holds for a candidate, as the stage would have produced it.
+FuzzedCandidate from_journal(const CompiledCandidate& compiled, const YAML::Node& event) {
+  FuzzedCandidate out;
+  out.candidate = compiled.candidate;
+  out.image = compiled.image;
+  out.seed = event["seed"].as<uint64_t>();
+  const FuzzResult result = fuzz_result_from_yaml(event["result"]);
+  out.passed = result.passed;
+  out.cases_run = result.cases_run;
+  out.coverage = result.coverage;
+  out.failure = result.failure;
+  return out;
+}
+
+YAML::Node fuzzed_event(const FuzzedCandidate& f) {
+  YAML::Node event;
+  event["event"] = "fuzzed";
+  event["id"] = f.candidate.id();
+  event["seed"] = f.seed;
+  FuzzResult result;
+  result.passed = f.passed;
+  result.cases_run = f.cases_run;
+  result.coverage = f.coverage;
+  result.failure = f.failure;
+  event["result"] = to_yaml(result);
+  return event;
+}
+
+YAML::Node id_event(const char* kind, const std::string& id) {
+  YAML::Node event;
+  event["event"] = kind;
+  event["id"] = id;
+  return event;
+}
+
 }  // namespace
 
 std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled,
@@ -111,11 +147,43 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
     if (c.status == CompileStatus::compiled) todo.push_back(&c);
   std::filesystem::create_directories(options.work_directory);
   std::vector<FuzzedCandidate> out(todo.size());
-  Progress progress("fuzz", static_cast<int64_t>(todo.size()));
+
+  // On resume: finished candidates come from the journal; those that were running when the campaign died
+  // (or were quarantined before) are quarantined, unless asked to retry them.
+  Journal* journal = options.journal;
+  std::vector<size_t> run;
+  const std::set<std::string> interrupted = journal ? journal->interrupted_fuzz() : std::set<std::string>{};
+  const std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const std::string id = todo[i]->candidate.id();
+    if (journal) {
+      if (const auto event = journal->fuzzed(id)) {
+        out[i] = from_journal(*todo[i], *event);
+        continue;
+      }
+      if (!options.retry_quarantined && (interrupted.count(id) || quarantined.count(id))) {
+        out[i].candidate = todo[i]->candidate;
+        out[i].image = todo[i]->image;
+        out[i].quarantined = true;
+        if (!quarantined.count(id)) {
+          YAML::Node event = id_event("quarantined", id);
+          event["stage"] = "fuzz";
+          journal->record(event);
+        }
+        continue;
+      }
+    }
+    run.push_back(i);
+  }
+
+  Progress progress("fuzz", static_cast<int64_t>(run.size()));
   std::atomic<size_t> next{0};
   const auto work = [&] {
-    for (size_t i = next++; i < todo.size(); i = next++) {
+    for (size_t r = next++; r < run.size(); r = next++) {
+      const size_t i = run[r];
+      if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
       out[i] = fuzz_one(*todo[i], options, i);
+      if (journal) journal->record(fuzzed_event(out[i]));
       progress.advance(
           todo[i]->candidate.id() +
           (out[i].passed ? ": passed" : std::string(": ") + fuzz::to_string(out[i].failure->failure_class)));
@@ -124,9 +192,16 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
   for (auto& thread : pool) thread.join();
-  int64_t passed = 0;
-  for (const auto& f : out) passed += f.passed;
-  progress.finish(std::to_string(passed) + " passed, " + std::to_string(out.size() - passed) + " failed");
+  int64_t passed = 0, held = 0;
+  for (const auto& f : out) {
+    passed += f.passed;
+    held += f.quarantined;
+  }
+  progress.finish(std::to_string(passed) + " passed, " + std::to_string(out.size() - passed - held) +
+                  " failed" + (held ? ", " + std::to_string(held) + " quarantined" : std::string()) +
+                  (run.size() < out.size()
+                       ? "; " + std::to_string(out.size() - run.size() - held) + " taken from the journal"
+                       : std::string()));
   return out;
 }
 

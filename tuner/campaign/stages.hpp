@@ -14,6 +14,7 @@
 
 #include "tuner/backend/compiler.hpp"
 #include "tuner/backend/kernel_cache.hpp"
+#include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/occupancy.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
@@ -66,6 +67,8 @@ struct FuzzedCandidate {
   std::optional<FuzzFailure> failure;  ///< set when it failed (class hang/crash from the watchdog too)
   std::string worker_log;              ///< the worker's stderr tail when it did not finish cleanly
   std::filesystem::path reproducer;    ///< written by write_reproducers for a failure
+  /// Running when an earlier run of the campaign died: not retried (unless asked), not timed.
+  bool quarantined = false;
 };
 
 struct FuzzOptions {
@@ -74,7 +77,9 @@ struct FuzzOptions {
   uint64_t seed = 0;
   int workers = 4;
   double timeout_s = 120;
-  int huge_weight = 0;  ///< see fuzz::CaseSpace::huge_weight
+  int huge_weight = 0;             ///< see fuzz::CaseSpace::huge_weight
+  Journal* journal = nullptr;      ///< records each step; on resume, finished steps are taken from it
+  bool retry_quarantined = false;  ///< fuzz again the candidates an earlier run died on
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
@@ -92,6 +97,7 @@ void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const std::filesyst
 // ---- time ----
 struct ProblemTiming {
   Problem problem;
+  std::vector<std::string> quarantined;  ///< candidates left out: an earlier run died while timing them
   std::string baseline_version;
   TimedEntry baseline;
   std::vector<TimedEntry> entries;   ///< every candidate that could run it (timed, screened, incorrect, ...)
@@ -106,6 +112,8 @@ struct TimeOptions {
   int64_t finalists = 8;
   uint64_t seed = 0;
   double timeout_s = 600;
+  Journal* journal = nullptr;
+  bool retry_quarantined = false;
 };
 
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,

@@ -3,6 +3,8 @@
 // dies mid-problem, the candidate it was on is recorded as crashed (or hung) and the rest of the problem is
 // timed in a fresh worker.
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 
 #include "tuner/campaign/progress.hpp"
@@ -91,23 +93,118 @@ ProblemTiming time_problem(const Problem& problem, const std::vector<const Fuzze
 
 }  // namespace
 
+namespace {
+
+// The candidate a dead timing worker of problem `index` was on: the last line of its newest progress file
+// ("screen ID", "verify ID" or "time ID"); empty when it was on cuBLAS or nothing is known.
+std::string interrupted_candidate(const std::filesystem::path& work, size_t index) {
+  std::filesystem::path newest;
+  int newest_attempt = -1;
+  const std::string prefix = "time-" + std::to_string(index) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator(work)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || entry.path().extension() != ".progress") continue;
+    const int attempt = std::atoi(name.substr(prefix.size()).c_str());
+    if (attempt > newest_attempt) {
+      newest_attempt = attempt;
+      newest = entry.path();
+    }
+  }
+  if (newest.empty()) return {};
+  std::ifstream in(newest);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  const size_t space = last.find(' ');
+  const std::string id = space == std::string::npos ? "" : last.substr(space + 1);
+  return id == "cublas" ? "" : id;
+}
+
+YAML::Node timed_event(const ProblemTiming& t) {
+  YAML::Node event;
+  event["event"] = "timed";
+  event["problem"] = t.problem.name;
+  event["timing"] = to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries});
+  for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
+  return event;
+}
+
+ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
+  ProblemTiming t;
+  t.problem = problem;
+  const TimeResult result = time_result_from_yaml(event["timing"]);
+  t.baseline_version = result.baseline_version;
+  t.baseline = result.baseline;
+  t.entries = result.entries;
+  for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
+  return t;
+}
+
+}  // namespace
+
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                                       const std::vector<FuzzedCandidate>& fuzzed,
                                       const TimeOptions& options) {
   std::filesystem::create_directories(options.work_directory);
+  Journal* journal = options.journal;
+  std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
+  const std::set<std::string> interrupted = journal ? journal->interrupted_time() : std::set<std::string>{};
   std::vector<ProblemTiming> out;
   Progress progress("time", static_cast<int64_t>(problems.size()));
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& problem = problems[i];
+    if (journal && interrupted.count(problem.name)) {
+      // The campaign died timing this problem: the candidate it was on is quarantined.
+      const std::string culprit = interrupted_candidate(options.work_directory, i);
+      if (!culprit.empty() && !options.retry_quarantined && quarantined.insert(culprit).second) {
+        YAML::Node event;
+        event["event"] = "quarantined";
+        event["id"] = culprit;
+        event["stage"] = "time";
+        event["problem"] = problem.name;
+        journal->record(event);
+      }
+    }
     const GemmShape shape = shape_of(problem);
     std::vector<const FuzzedCandidate*> eligible;
+    std::vector<std::string> eligible_ids, left_out;
     for (const FuzzedCandidate& f : fuzzed) {
       const Candidate& c = f.candidate;
       if (!f.passed || c.types != TypePair{problem.input, problem.output}) continue;
       if (c.kernel_template->refusal(c.point, shape)) continue;
+      if (!options.retry_quarantined && quarantined.count(c.id())) {
+        left_out.push_back(c.id());
+        continue;
+      }
       eligible.push_back(&f);
+      eligible_ids.push_back(c.id());
+    }
+    // A timing in the journal is reused only if it covered the same candidates.
+    if (journal) {
+      const auto event = journal->timed(problem.name);
+      if (event &&
+          (*event)["candidates"].as<std::vector<std::string>>(std::vector<std::string>{}) == eligible_ids) {
+        out.push_back(from_journal(problem, *event));
+        progress.advance(problem.name + ": from the journal");
+        continue;
+      }
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(options.work_directory))
+      if (entry.path().filename().string().starts_with("time-" + std::to_string(i) + "-"))
+        std::filesystem::remove(entry.path());
+    if (journal) {
+      YAML::Node started;
+      started["event"] = "time_started";
+      started["problem"] = problem.name;
+      journal->record(started);
     }
     out.push_back(time_problem(problem, eligible, options, i));
+    out.back().quarantined = left_out;
+    if (journal) {
+      YAML::Node event = timed_event(out.back());
+      for (const std::string& id : eligible_ids) event["candidates"].push_back(id);
+      journal->record(event);
+    }
     const TimedEntry* w = out.back().winner();
     char note[256];
     std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f",

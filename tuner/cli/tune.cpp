@@ -9,10 +9,12 @@
 #include <iostream>
 
 #include "tuner/backend/compiler.hpp"
+#include "tuner/backend/kernel_cache.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/common/hash.hpp"
 #include "tuner/table/results_table.hpp"
 
 namespace {
@@ -26,6 +28,8 @@ struct Options {
   std::string output;
   std::string work_directory;
   int jobs = 0;
+  bool resume = false;
+  bool retry_quarantined = false;
   std::string command_line;
 };
 
@@ -128,8 +132,16 @@ int command_run(Options o) {
     return 3;
   }
 
+  // Every step goes to a journal beside the table; --resume takes the finished ones from it.
+  const std::string config_hash = sha256_hex(read_whole_file(o.config));
+  Journal journal = o.resume ? Journal::resume(journal_path(output), config_hash)
+                             : Journal::create(journal_path(output), config_hash);
+  if (o.resume) std::fprintf(stderr, "resuming from %s\n", journal.path().c_str());
+
   FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
                            static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
+  fuzz_options.journal = &journal;
+  fuzz_options.retry_quarantined = o.retry_quarantined;
   auto fuzzed = fuzz_stage(compiled, fuzz_options);
   write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
   TimeOptions time_options{work_directory,
@@ -139,6 +151,8 @@ int command_run(Options o) {
                            config.budgets.timing_finalists,
                            config.seed,
                            std::max(600.0, config.budgets.candidate_timeout_s)};
+  time_options.journal = &journal;
+  time_options.retry_quarantined = o.retry_quarantined;
   const auto timings = time_stage(config.problems, fuzzed, time_options);
 
   Provenance provenance = make_provenance(o.command_line, o.config, prepared.compiler);
@@ -179,6 +193,10 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", o.output, "results table (default: the config's output)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
   run->add_option("--work-dir", o.work_directory, "worker jobs and logs (default: OUTPUT.work)");
+  run->add_flag("--resume", o.resume,
+                "continue a campaign that was killed, from its journal (OUTPUT.journal)");
+  run->add_flag("--retry-quarantined", o.retry_quarantined,
+                "with --resume: run again the candidates the campaign died on (quarantined by default)");
 
   try {
     app.parse(argc, argv);

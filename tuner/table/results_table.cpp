@@ -89,8 +89,13 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
     int64_t passed = 0;
     std::map<std::string, int64_t> by_class;
     std::map<std::string, int64_t> coverage;
+    int64_t quarantined = 0;
     for (const FuzzedCandidate& f : *fuzzed) {
       passed += f.passed;
+      if (f.quarantined) {
+        ++quarantined;
+        fuzz["quarantined_candidates"].push_back(f.candidate.id());
+      }
       for (const auto& [tag, count] : f.coverage) coverage[tag] += count;
       if (!f.failure) continue;
       ++by_class[fuzz::to_string(f.failure->failure_class)];
@@ -107,6 +112,7 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
     }
     fuzz["fuzzed"] = static_cast<int64_t>(fuzzed->size());
     fuzz["passed"] = passed;
+    fuzz["quarantined"] = quarantined;
     YAML::Node failed(YAML::NodeType::Map);
     for (const auto& [name, count] : by_class) failed[name] = count;
     fuzz["failed"] = failed;
@@ -131,6 +137,13 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
         }
       }
     time["problems"] = static_cast<int64_t>(timings->size());
+    for (const ProblemTiming& t : *timings)
+      for (const std::string& id : t.quarantined) {
+        YAML::Node left_out;
+        left_out["problem"] = t.problem.name;
+        left_out["id"] = id;
+        time["quarantined"].push_back(left_out);
+      }
     YAML::Node entries(YAML::NodeType::Map);
     for (const auto& [status, count] : by_status) entries[status] = count;
     time["entries"] = entries;
@@ -156,6 +169,8 @@ std::string format_stage_summary(const YAML::Node& s) {
       << c["from_cache"].as<int64_t>() << " from cache\n";
   if (const YAML::Node f = s["fuzz"]) {
     out << "fuzz     " << f["passed"].as<int64_t>() << " of " << f["fuzzed"].as<int64_t>() << " passed";
+    if (f["quarantined"] && f["quarantined"].as<int64_t>() > 0)
+      out << ", " << f["quarantined"].as<int64_t>() << " quarantined";
     for (const auto& k : f["failed"])
       out << ", " << k.second.as<int64_t>() << " " << k.first.as<std::string>();
     out << "\n";

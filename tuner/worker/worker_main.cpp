@@ -2,6 +2,10 @@
 // It runs one job (probe, fuzz, time or case) and writes the result; on an error it writes {error: {kind,
 // message}} and exits non-zero: 3 when there is no usable GPU, 4 when the CUDA context was poisoned, 1
 // otherwise.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <iostream>
 
 #include "tuner/device/cuda.hpp"
@@ -30,6 +34,10 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Die with the coordinator: a campaign killed with -9 must not leave workers holding the GPU.
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) return 1;  // the coordinator died before the line above took effect
   if (argc != 3) {
     std::cerr << "usage: tunefuzz-worker JOB.yaml RESULT.yaml\n";
     return 2;

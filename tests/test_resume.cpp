@@ -1,0 +1,160 @@
+// Laws of kill-and-resume, on whole `tune run` campaigns of configs/smoke.yaml. No GPU: the worker is
+// tests/fixtures/fake_gpu_worker.sh, which answers probe, fuzz and time jobs deterministically (every
+// candidate passes; timings are a function of the candidate id), so two campaigns give equal tables.
+//  - killed with SIGKILL at any moment and resumed (retrying what it died on), a campaign ends with the same
+//    table as one never interrupted, and no finished step is done twice;
+//  - resumed without --retry-quarantined, the candidates that were running when it died are quarantined:
+//    reported, not fuzzed, not timed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTune = TUNEFUZZ_BINARY_DIR "/bin/tune";
+const std::string kConfig = TUNEFUZZ_SOURCE_DIR "/configs/smoke.yaml";
+
+class Resume : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() / ("tunefuzz-resume-" + std::to_string(getpid()));
+    fs::create_directories(root_);
+    fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / "fake_gpu_worker.sh",
+                  root_ / "fake_gpu_worker.sh");
+    fs::permissions(root_ / "fake_gpu_worker.sh", fs::perms::owner_all);
+    ::setenv("TUNEFUZZ_WORKER", (root_ / "fake_gpu_worker.sh").c_str(), 1);
+    ::setenv("TUNEFUZZ_CACHE_DIR", (root_ / "cache").c_str(), 1);
+    ::setenv("FAKE_STEP_S", "0.3", 1);
+    // Warm the kernel cache once, so every campaign below spends its time in the (fake) GPU stages.
+    ASSERT_EQ(wait_for(start({"compile", kConfig})), 0);
+    ASSERT_EQ(wait_for(start({"run", kConfig, "-o", (root_ / "reference" / "smoke.yaml").string()})), 0);
+    reference_ = problems(root_ / "reference" / "smoke.yaml");
+  }
+  static void TearDownTestSuite() {
+    ::unsetenv("TUNEFUZZ_WORKER");
+    ::unsetenv("TUNEFUZZ_CACHE_DIR");
+    ::unsetenv("FAKE_STEP_S");
+    fs::remove_all(root_);
+  }
+
+  static pid_t start(std::vector<std::string> args) {
+    args.insert(args.begin(), kTune);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, (root_ / "tune.log").c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = 0;
+    const int error = posix_spawn(&pid, kTune.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return error == 0 ? pid : -1;
+  }
+
+  static int wait_for(pid_t pid) {
+    int status = 0;
+    if (pid <= 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  static void kill_after(pid_t pid, double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    kill(pid, SIGKILL);
+    wait_for(pid);
+  }
+
+  /// The rows of a table (everything but the provenance, which names the date and the command).
+  static std::string problems(const fs::path& table) {
+    return YAML::Dump(YAML::LoadFile(table.string())["problems"]);
+  }
+
+  /// How many times each (event, key) pair occurs in a journal.
+  static std::map<std::string, int> events(const fs::path& journal) {
+    std::map<std::string, int> count;
+    std::ifstream in(journal);
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        const YAML::Node e = YAML::Load(line);
+        const std::string key = e["id"]        ? e["id"].as<std::string>()
+                                : e["problem"] ? e["problem"].as<std::string>()
+                                               : "";
+        ++count[e["event"].as<std::string>() + " " + key];
+      } catch (const YAML::Exception&) {
+        ++count["unreadable line"];
+      }
+    }
+    return count;
+  }
+
+  static inline fs::path root_;
+  static inline std::string reference_;
+};
+
+TEST_F(Resume, KilledAtAnyMomentAndResumedEndsWithTheUninterruptedTable) {
+  ASSERT_FALSE(reference_.empty());
+  for (const double delay : {0.2, 0.6, 1.0, 1.5, 2.0, 2.6}) {
+    SCOPED_TRACE("killed after " + std::to_string(delay) + " s");
+    const fs::path table = root_ / ("killed-" + std::to_string(delay)) / "smoke.yaml";
+    kill_after(start({"run", kConfig, "-o", table.string()}), delay);
+    // The kill may land before the journal exists (compile, probe): then there is nothing to resume.
+    const fs::path journal = fs::path(table).replace_extension(".journal");
+    const std::vector<std::string> resume =
+        fs::exists(journal) ? std::vector<std::string>{"run",          kConfig,    "-o",
+                                                       table.string(), "--resume", "--retry-quarantined"}
+                            : std::vector<std::string>{"run", kConfig, "-o", table.string()};
+    ASSERT_EQ(wait_for(start(resume)), 0);
+    EXPECT_EQ(problems(table), reference_);
+    // No finished step was done twice: one verdict per candidate, one timing per problem.
+    for (const auto& [event, count] : events(journal)) {
+      if (event.starts_with("fuzzed ") || event.starts_with("timed ")) {
+        EXPECT_EQ(count, 1) << event;
+      }
+    }
+  }
+}
+
+TEST_F(Resume, TheCandidatesRunningWhenItDiedAreQuarantinedUnlessRetried) {
+  const fs::path table = root_ / "quarantine" / "smoke.yaml";
+  ::setenv("FAKE_STEP_S", "3", 1);  // every fuzz job is still running when the kill comes
+  kill_after(start({"run", kConfig, "-o", table.string()}), 1.5);
+  ::setenv("FAKE_STEP_S", "0.3", 1);
+  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume"})), 0);
+  const YAML::Node summary = YAML::LoadFile(fs::path(table).replace_extension(".stages.yaml").string());
+  EXPECT_GT(summary["fuzz"]["quarantined"].as<int64_t>(), 0) << YAML::Dump(summary["fuzz"]);
+  EXPECT_EQ(summary["fuzz"]["quarantined"].as<int64_t>(),
+            static_cast<int64_t>(summary["fuzz"]["quarantined_candidates"].size()));
+  for (const auto& id : summary["fuzz"]["quarantined_candidates"])
+    EXPECT_EQ(events(fs::path(table).replace_extension(".journal"))["fuzzed " + id.as<std::string>()], 0)
+        << id.as<std::string>() << " was fuzzed although quarantined";
+  // Quarantined candidates do not win anything.
+  for (const auto& row : YAML::LoadFile(table.string())["problems"]) {
+    if (!row["winner"].IsMap()) continue;
+    for (const auto& id : summary["fuzz"]["quarantined_candidates"]) {
+      EXPECT_NE(row["winner"]["id"].as<std::string>(), id.as<std::string>());
+    }
+  }
+  // Asked to, a later resume runs them and the table is the uninterrupted one.
+  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume", "--retry-quarantined"})), 0);
+  EXPECT_EQ(problems(table), reference_);
+}
+
+}  // namespace

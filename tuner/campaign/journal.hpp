@@ -1,0 +1,59 @@
+// The campaign journal: one line per finished (or started) step, appended beside the results table
+// (<output>.journal), so a campaign killed at any moment can resume without redoing finished work. A line
+// is a flow-style YAML map with an `event` key; a line cut short by the kill is ignored on reading.
+//
+//   {event: campaign, config_sha256: ...}          first line: which config the journal belongs to
+//   {event: fuzz_started, id: ...}                 a candidate went to a fuzz worker
+//   {event: fuzzed, id: ..., result: {...}}        its verdict (FuzzResult) and seed
+//   {event: time_started, problem: ...}            a problem went to a timing worker
+//   {event: timed, problem: ..., timing: {...}}    its timings (TimeResult)
+//   {event: quarantined, id: ..., stage: ...}      a candidate that was running when the campaign died
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace tunefuzz {
+
+class Journal {
+ public:
+  /// Starts a new journal at `path` (replacing any), for the config whose text hashes to `config_sha256`.
+  static Journal create(const std::filesystem::path& path, const std::string& config_sha256);
+  /// Reopens an existing journal to resume; throws Error{bad_input} if it is missing or belongs to another
+  /// config.
+  static Journal resume(const std::filesystem::path& path, const std::string& config_sha256);
+
+  /// Appends one event (thread-safe); the line reaches the file before this returns.
+  void record(const YAML::Node& event);
+
+  /// The last `fuzzed` event of a candidate, from the journal as it was when reopened.
+  std::optional<YAML::Node> fuzzed(const std::string& id) const;
+  std::optional<YAML::Node> timed(const std::string& problem) const;
+  /// Candidates and problems that were started but never finished before the campaign died.
+  std::set<std::string> interrupted_fuzz() const;
+  std::set<std::string> interrupted_time() const;
+  /// Candidates quarantined by an earlier resume.
+  std::set<std::string> quarantined() const;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit Journal(std::filesystem::path path) : path_(std::move(path)) {}
+  void read();
+
+  std::filesystem::path path_;
+  std::vector<YAML::Node> previous_;
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+};
+
+/// `results/h100.yaml` → `results/h100.journal`.
+std::filesystem::path journal_path(const std::filesystem::path& table);
+
+}  // namespace tunefuzz
