@@ -254,3 +254,40 @@ TEST_F(Cli, UsageErrorsExitTwo) {
 }
 
 }  // namespace
+
+namespace tunefuzz {
+namespace {
+
+// Law: two campaigns compiling into one fresh cache at once compile each image once between them (file
+// locks); every candidate is then either compiled by one of them or found in the cache by it.
+TEST(CacheSharing, TwoCampaignsOnOneCacheCompileEachKeyOnce) {
+  const fs::path cache = fs::temp_directory_path() / ("tunefuzz_shared_cache_" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  const std::string command = "TUNEFUZZ_CACHE_DIR=" + cache.string() + " " + tune_executable.string() +
+                              " compile " + (source_directory / "configs" / "smoke.yaml").string() + " 2>&1";
+  std::string outputs[2];
+  const auto run = [&](int i) {
+    FILE* pipe = popen(command.c_str(), "r");
+    char buffer[4096];
+    while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) outputs[i].append(buffer, n);
+    pclose(pipe);
+  };
+  std::thread first(run, 0), second(run, 1);
+  first.join();
+  second.join();
+  fs::remove_all(cache);
+  // "compile ... N from cache" counts candidates; smoke.yaml has 6 candidates.
+  int from_cache = 0;
+  for (const std::string& out : outputs) {
+    const size_t at = out.rfind(" from cache");
+    ASSERT_NE(at, std::string::npos) << out;
+    const size_t start = out.rfind(' ', at - 1) + 1;
+    from_cache += std::stoi(out.substr(start, at - start));
+  }
+  EXPECT_EQ(from_cache, 6) << "each candidate must be compiled exactly once between the two runs\n"
+                           << outputs[0] << "\n---\n"
+                           << outputs[1];
+}
+
+}  // namespace
+}  // namespace tunefuzz

@@ -1,7 +1,11 @@
 #include "tuner/backend/kernel_cache.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
 #include <yaml-cpp/yaml.h>
+#include <cerrno>
 
 #include <atomic>
 #include <cstdlib>
@@ -53,6 +57,19 @@ fs::path KernelCache::default_directory() {
 
 fs::path KernelCache::image_path(const std::string& key) const {
   return directory_ / (key + ".cubin");
+}
+
+KernelCache::KeyLock::KeyLock(const KernelCache& cache, const std::string& key) {
+  fs::create_directories(cache.directory());
+  const fs::path path = cache.directory() / (key + ".lock");
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error(ErrorKind::io, "cannot open the cache lock " + path.string());
+  while (::flock(fd_, LOCK_EX) != 0)
+    if (errno != EINTR) throw Error(ErrorKind::io, "cannot lock " + path.string());
+}
+
+KernelCache::KeyLock::~KeyLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 std::optional<CompiledKernel> KernelCache::load(

@@ -29,6 +29,19 @@ class KernelCache {
   /// Path of the image file of an entry (what workers load).
   std::filesystem::path image_path(const std::string& key) const;
 
+  /// An exclusive lock on one key (flock on <key>.lock), held while it lives: two campaigns sharing the cache
+  /// do not compile the same key at once; the second waits, then finds the entry.
+  class KeyLock {
+   public:
+    KeyLock(const KernelCache& cache, const std::string& key);
+    ~KeyLock();
+    KeyLock(const KeyLock&) = delete;
+    KeyLock& operator=(const KeyLock&) = delete;
+
+   private:
+    int fd_ = -1;
+  };
+
  private:
   std::filesystem::path directory_;
 };

@@ -99,13 +99,20 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
       std::optional<CompiledKernel> kernel;
       std::string failure;
       try {
-        kernel = cache.load(out[members.front()].key, [&](const std::string& why) {
+        const std::string& key = out[members.front()].key;
+        const auto report_damage = [&](const std::string& why) {
           std::lock_guard lock(log_mutex);
           std::fprintf(stderr, "\n%s\n", why.c_str());
-        });
+        };
+        kernel = cache.load(key, report_damage);
         if (!kernel) {
-          kernel = compiler.compile(request);
-          cache.store(*kernel);
+          // Another campaign sharing the cache may be compiling this key: wait for it, then look again.
+          const KernelCache::KeyLock key_lock(cache, key);
+          kernel = cache.load(key, report_damage);
+          if (!kernel) {
+            kernel = compiler.compile(request);
+            cache.store(*kernel);
+          }
         }
       } catch (const Error& e) {
         failure = e.what();

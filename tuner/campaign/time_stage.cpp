@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
@@ -14,10 +15,29 @@
 namespace tunefuzz {
 
 const TimedEntry* ProblemTiming::winner() const {
+  // Finalists re-timed in turns are compared on those figures; the rest on their own medians.
+  const auto figure = [](const TimedEntry& e) {
+    return e.interleaved_median_ms > 0 ? e.interleaved_median_ms : e.median_ms;
+  };
   const TimedEntry* best = nullptr;
   for (const TimedEntry& e : entries)
-    if (e.status == "timed" && (!best || e.median_ms < best->median_ms)) best = &e;
-  return best;
+    if (e.status == "timed" && (!best || figure(e) < figure(*best))) best = &e;
+  if (!best || best->interleaved_median_ms <= 0) return best;
+  // A tie (within the best one's own spread, and at least 1%) goes to the cheaper config: fewer stages,
+  // then less shared memory, then the smaller id, so reruns pick the same winner.
+  const double tolerance = std::max(0.01, best->interleaved_spread) * best->interleaved_median_ms;
+  const auto cost = [](const TimedEntry& e) {
+    const Candidate c = parse_candidate_id(e.id);
+    const KernelTemplate& t = *c.kernel_template;
+    const int64_t stages = t.parameter("STAGES") ? c.point["STAGES"] : 0;
+    return std::make_tuple(stages, t.shared_memory_bytes(c.point), e.id);
+  };
+  const TimedEntry* chosen = best;
+  for (const TimedEntry& e : entries)
+    if (e.status == "timed" && e.interleaved_median_ms > 0 && figure(e) <= figure(*best) + tolerance &&
+        cost(e) < cost(*chosen))
+      chosen = &e;
+  return chosen;
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // tune: the tuning campaign's command line.
 //   tune space CONFIG [--explain 'BM=128,BN=256']   enumerate and prune the search space statically
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate with NVRTC (no GPU needed)
-//   tune run [CONFIG] [--output PATH]                compile, fuzz, time against cuBLAS, write the table
+//   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
+//   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
 #include <CLI/CLI.hpp>
 
@@ -15,6 +16,8 @@
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/hash.hpp"
+#include "tuner/common/version.hpp"
+#include "tuner/table/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
 
 namespace {
@@ -30,6 +33,8 @@ struct Options {
   int jobs = 0;
   bool resume = false;
   bool retry_quarantined = false;
+  std::string table;
+  bool require_gpu = false;
   std::string command_line;
 };
 
@@ -169,6 +174,41 @@ int command_run(Options o) {
   return 0;
 }
 
+// A table is stale when the templates, the tool, the card or the driver it was measured with have changed.
+int command_check(const Options& o) {
+  const ResultsTable table = read_results_table(o.table);
+  std::vector<std::string> stale;
+  for (const auto& [name, hash] : table.template_hashes) {
+    const KernelTemplate& t = find_template(name, {o.table, 0, 0, "provenance.template_hashes." + name});
+    const std::string now = KernelSource::load(template_directory(), t.source_file).hash();
+    if (now != hash)
+      stale.push_back("template " + name + " changed (table " + hash.substr(0, 12) + ", tree " +
+                      now.substr(0, 12) + ")");
+  }
+  if (table.tool_version != tool_version())
+    stale.push_back("tool version " + table.tool_version + " in the table, " + tool_version() + " here");
+  const ProbeOutcome probe =
+      probe_device(o.work_directory.empty() ? fs::path("tunefuzz-work") : fs::path(o.work_directory));
+  if (probe.device) {
+    if (probe.device->name != table.gpu_name)
+      stale.push_back("card '" + table.gpu_name + "' in the table, '" + probe.device->name + "' here");
+    if (probe.device->driver_version != table.driver)
+      stale.push_back("driver " + table.driver + " in the table, " + probe.device->driver_version + " here");
+  } else if (o.require_gpu) {
+    throw Error(ErrorKind::no_device, "cannot compare card and driver: no usable GPU: " + probe.reason);
+  } else {
+    std::printf("card and driver not compared: no usable GPU (%s)\n", probe.reason.c_str());
+  }
+  if (stale.empty()) {
+    std::printf("%s is current: templates, tool version%s match\n", o.table.c_str(),
+                probe.device ? ", card and driver" : "");
+    return 0;
+  }
+  std::printf("%s is stale:\n", o.table.c_str());
+  for (const std::string& why : stale) std::printf("  %s\n", why.c_str());
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,6 +238,13 @@ int main(int argc, char** argv) {
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: run again the candidates the campaign died on (quarantined by default)");
 
+  CLI::App* check =
+      app.add_subcommand("check", "exit 1 if a results table is stale for this tree and machine");
+  check->add_option("table", o.table, "results table (results/<gpu>.yaml)")->required();
+  check->add_flag("--require-gpu", o.require_gpu,
+                  "fail (exit 3) when there is no GPU to compare card and driver");
+  check->add_option("--work-dir", o.work_directory, "where the GPU probe writes (default: tunefuzz-work)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -206,6 +253,7 @@ int main(int argc, char** argv) {
   try {
     if (*space) return command_space(o);
     if (*compile) return command_compile(o);
+    if (*check) return command_check(o);
     return command_run(o);
   } catch (const Error& e) {
     std::fprintf(stderr, "tune: error: %s\n", e.what());

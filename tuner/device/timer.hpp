@@ -22,6 +22,9 @@ class Timer {
   /// `l2_bytes`: the device's L2 size; the flush buffer is twice that.
   Timer(CUstream stream, int64_t l2_bytes);
   TimingStats time(const std::function<void(CUstream)>& launch, int warmup, int repeats);
+  /// Each round times one launch of every implementation in turn (A B C A B C ...), L2 flushed before each;
+  /// the statistics are per implementation. Drift of the card over the rounds hits all of them alike.
+  std::vector<TimingStats> interleave(const std::vector<std::function<void(CUstream)>>& launches, int rounds);
 
  private:
   CUstream stream_;

@@ -245,6 +245,15 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
       winner["tflops"] = round_to(w->tflops, 2);
       winner["verification_error_ratio"] = round_to(w->worst_error_ratio, 4);
       row["winner"] = winner;
+      // Finalists within a few percent of the best, re-timed taking turns: what the choice was made on.
+      for (const TimedEntry& e : t.entries) {
+        if (e.interleaved_median_ms <= 0) continue;
+        YAML::Node finalist;
+        finalist["id"] = e.id;
+        finalist["median_ms"] = round_to(e.interleaved_median_ms, 5);
+        finalist["spread"] = round_to(e.interleaved_spread, 4);
+        row["finalists"].push_back(finalist);
+      }
       if (t.baseline.status == "timed")
         row["ratio_vs_baseline"] = round_to(t.baseline.median_ms / w->median_ms, 3);
       if (const FuzzedCandidate* f = by_id[w->id]) {

@@ -255,6 +255,10 @@ YAML::Node to_yaml(const TimedEntry& e) {
   n["max_ms"] = e.max_ms;
   n["tflops"] = e.tflops;
   n["worst_error_ratio"] = e.worst_error_ratio;
+  if (e.interleaved_median_ms > 0) {
+    n["interleaved_median_ms"] = e.interleaved_median_ms;
+    n["interleaved_spread"] = e.interleaved_spread;
+  }
   return n;
 }
 
@@ -268,6 +272,8 @@ TimedEntry timed_entry_from_yaml(const YAML::Node& n) {
   e.max_ms = get<double>(n, "max_ms");
   e.tflops = get<double>(n, "tflops");
   e.worst_error_ratio = get_or<double>(n, "worst_error_ratio", 0.0);
+  e.interleaved_median_ms = get_or<double>(n, "interleaved_median_ms", 0.0);
+  e.interleaved_spread = get_or<double>(n, "interleaved_spread", 0.0);
   return e;
 }
 

@@ -82,6 +82,10 @@ struct TimedEntry {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double tflops = 0;             ///< 2·M·N·K / median
   double worst_error_ratio = 0;  ///< oracle's worst error/bound on the verification run
+  /// Set for finalists close to the best: the median and spread ((max - min) / median) of a re-timing in
+  /// which they took turns (A B A B ...), so slow drift of the card hits all of them alike. 0 otherwise.
+  double interleaved_median_ms = 0;
+  double interleaved_spread = 0;
 };
 
 struct TimeResult {

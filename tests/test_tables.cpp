@@ -1,0 +1,256 @@
+// Laws of results tables and the other readers of files a user hands in:
+//  - a table written by the campaign reads back with the same rows; the committed H200 table reads;
+//  - malformed tables, reproducers and configs (thousands of generated mutations of real files) are
+//    rejected with Error{bad_input} or read, never a crash or another exception (CI also runs this under
+//    AddressSanitizer and UndefinedBehaviorSanitizer);
+//  - the winner of close finalists is the cheaper config; a clearly faster one wins regardless;
+//  - `tune check` passes a current table and fails a stale one.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tuner/campaign/reproducer.hpp"
+#include "tuner/config/config.hpp"
+#include "tuner/table/results_reader.hpp"
+#include "tuner/table/results_table.hpp"
+#include "tuner/templates/gemm_mma.hpp"
+
+namespace tunefuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const std::string kCommittedTable = TUNEFUZZ_SOURCE_DIR "/results/h200.yaml";
+
+std::string candidate_id(int64_t stages, int64_t bk) {
+  const KernelTemplate& t = gemm_mma_template();
+  auto values = t.default_point().values();
+  for (auto& [name, value] : values) {
+    if (name == "STAGES") value = stages;
+    if (name == "BK") value = bk;
+  }
+  return Candidate{&t, Point(values), {}}.id();
+}
+
+TimedEntry timed(const std::string& id, double ms, double interleaved = 0, double spread = 0) {
+  TimedEntry e;
+  e.id = id;
+  e.status = "timed";
+  e.median_ms = e.min_ms = e.max_ms = ms;
+  e.tflops = 1 / ms;
+  e.interleaved_median_ms = interleaved;
+  e.interleaved_spread = spread;
+  return e;
+}
+
+TEST(Tables, TheCommittedH200TableReads) {
+  const ResultsTable t = read_results_table(kCommittedTable);
+  EXPECT_EQ(t.gpu_name, "NVIDIA H200");
+  EXPECT_EQ(t.rows.size(), 13u);
+  for (const TableRow& row : t.rows) {
+    ASSERT_TRUE(row.winner.has_value()) << row.problem.name;
+    EXPECT_GT(row.winner->tflops, 0);
+    EXPECT_EQ(row.winner->config.at("BM"), parse_candidate_id(row.winner->id).point["BM"]);
+  }
+}
+
+TEST(Tables, AWrittenTableReadsBackRowForRow) {
+  Problem p;
+  p.name = "odd";
+  p.m = 4097;
+  p.n = 4095;
+  p.k = 4099;
+  ProblemTiming timing;
+  timing.problem = p;
+  timing.baseline = timed("cublas", 2.0);
+  timing.baseline_version = "cuBLAS 13";
+  timing.entries = {timed(candidate_id(4, 32), 1.0), timed(candidate_id(3, 32), 1.5)};
+  Problem q = p;
+  q.name = "nothing_fits";
+  ProblemTiming empty;
+  empty.problem = q;
+  empty.baseline = timed("cublas", 1.0);
+  DeviceInfo device;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.arch = "sm_90";
+  device.driver_version = "580.1";
+  device.limits.sm_count = 132;
+  Provenance provenance = make_provenance("tune run x", "x.yaml", "nvrtc 13.0");
+  provenance.template_hashes["gemm_mma"] = "abc";
+  const std::string text = YAML::Dump(results_table(device, provenance, {timing, empty}, {}, 100));
+  const ResultsTable t = parse_results_table(text, "written.yaml");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].problem.name, "odd");
+  EXPECT_EQ(t.rows[0].problem.k, 4099);
+  ASSERT_TRUE(t.rows[0].winner);
+  EXPECT_EQ(t.rows[0].winner->id, candidate_id(4, 32));
+  EXPECT_DOUBLE_EQ(t.rows[0].ratio_vs_baseline, 2.0);
+  EXPECT_FALSE(t.rows[1].winner.has_value());
+  EXPECT_EQ(t.template_hashes.at("gemm_mma"), "abc");
+}
+
+TEST(Tables, DefectsNameTheFileLineAndField) {
+  const std::string good = read(kCommittedTable);
+  struct Case {
+    std::string from, to, field;
+  };
+  const std::vector<Case> cases = {
+      {"format: tunefuzz-results/1", "format: tunefuzz-results/9", "format"},
+      {"    m: 4096\n", "    m: -4\n", "problems[1].m"},
+      {"    precision: bf16\n", "    precision: fp8\n", "problems[0].precision"},
+      {"  sm_count: 132\n", "  sm_count: lots\n", "gpu.sm_count"},
+  };
+  for (const Case& c : cases) {
+    std::string text = good;
+    const size_t at = text.find(c.from, c.field.starts_with("problems[1]") ? text.find("square_4096") : 0);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, c.from.size(), c.to);
+    try {
+      parse_results_table(text, "bad.yaml");
+      ADD_FAILURE() << "accepted " << c.to;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+      EXPECT_EQ(e.where().file, "bad.yaml");
+      EXPECT_GT(e.where().line, 0) << e.what();
+      EXPECT_EQ(e.where().field, c.field) << e.what();
+    }
+  }
+}
+
+// Applies `edits` (position, kind) to `text`: flip a byte, delete a run, insert YAML punctuation, truncate.
+std::string mutate(std::string text, const std::vector<std::pair<size_t, int>>& edits) {
+  static const std::string punctuation[] = {":",  "- ", "{",   "}",  "[",         "]",    "\n",    "  ",
+                                            "\"", "'",  "&a ", "*a", "!!binary ", "#",    "---\n", "? ",
+                                            "|",  ">",  "%",   "\t", "\xff",      "1e999"};
+  for (const auto& [position, kind] : edits) {
+    if (text.empty()) break;
+    const size_t at = position % text.size();
+    switch (kind % 4) {
+      case 0:
+        text[at] = static_cast<char>(text[at] ^ (1 << (position % 7)));
+        break;
+      case 1:
+        text.erase(at, 1 + position % 40);
+        break;
+      case 2:
+        text.insert(at, punctuation[position % std::size(punctuation)]);
+        break;
+      case 3:
+        text.resize(at);
+        break;
+    }
+  }
+  return text;
+}
+
+// A reader meets a malformed document: it either reads it or throws Error{bad_input or io}; nothing else.
+template <class Read>
+void survives(const std::string& text, Read read) {
+  try {
+    read(text);
+  } catch (const Error& e) {
+    RC_ASSERT(e.kind() == ErrorKind::bad_input || e.kind() == ErrorKind::io);
+  }
+}
+
+using Edits = std::vector<std::pair<size_t, int>>;
+// Twenty documents per RapidCheck case: 2000 per reader at the default 100 cases.
+constexpr size_t kDocumentsPerCase = 20;
+
+const auto edits = [] {
+  return rc::gen::mapcat(rc::gen::inRange<size_t>(1, 6), [](size_t count) {
+    return rc::gen::container<std::vector<std::pair<size_t, int>>>(
+        count, rc::gen::pair(rc::gen::inRange<size_t>(0, 1u << 20), rc::gen::inRange(0, 4)));
+  });
+};
+
+RC_GTEST_PROP(MalformedInput, ResultsTablesAreRejectedNotCrashedOn, ()) {
+  static const std::string good = read(kCommittedTable);
+  for (const Edits& e : *rc::gen::container<std::vector<Edits>>(kDocumentsPerCase, edits()))
+    survives(mutate(good, e), [](const std::string& t) { parse_results_table(t, "mutated.yaml"); });
+}
+
+RC_GTEST_PROP(MalformedInput, ConfigsAreRejectedNotCrashedOn, ()) {
+  static const std::string good = read(TUNEFUZZ_SOURCE_DIR "/configs/h100.yaml");
+  for (const Edits& e : *rc::gen::container<std::vector<Edits>>(kDocumentsPerCase, edits()))
+    survives(mutate(good, e), [](const std::string& t) { parse_config(t, "mutated.yaml"); });
+}
+
+RC_GTEST_PROP(MalformedInput, ReproducersAreRejectedNotCrashedOn, ()) {
+  static const std::string good = [] {
+    std::ostringstream r;
+    r << "format: tunefuzz-reproducer/1\n"
+      << "candidate: " << candidate_id(3, 32) << "\n"
+      << "arch: sm_90\n"
+      << "failure: {class: incorrect, subtype: unwritten, message: \"wrong 3\"}\n"
+      << "case: {m: 129, n: 136, k: 32, lda_pad: 0, ldb_pad: 8, ldc_pad: 1, alpha: 1, beta: 0, distribution: "
+         "small_int, seed: 4, c_offset: 3}\n"
+      << "first_case: {m: 300, n: 272, k: 96, seed: 4}\n"
+      << "seed: 77\nreproduce: \"reproduce=AbC\"\ntemplate_hash: abc\ncard: NVIDIA H200\ndriver: 580\n";
+    return r.str();
+  }();
+  const fs::path file = fs::temp_directory_path() / ("tunefuzz-repro-" + std::to_string(getpid()) + ".yaml");
+  for (const Edits& e : *rc::gen::container<std::vector<Edits>>(kDocumentsPerCase, edits())) {
+    std::ofstream(file, std::ios::trunc) << mutate(good, e);
+    survives("", [&](const std::string&) { read_reproducer(file); });
+  }
+  fs::remove(file);
+}
+
+TEST(Winner, CloseFinalistsGoToTheCheaperConfigAClearlyFasterOneWinsRegardless) {
+  ProblemTiming t;
+  const std::string four = candidate_id(4, 32), three = candidate_id(3, 32), deep = candidate_id(4, 64);
+  // Within the best one's 2% spread: the 3-stage config is cheaper and wins although 0.5% slower.
+  t.entries = {timed(four, 1.00, 1.000, 0.02), timed(three, 1.01, 1.005, 0.02),
+               timed(deep, 1.02, 1.010, 0.02)};
+  ASSERT_NE(t.winner(), nullptr);
+  EXPECT_EQ(t.winner()->id, three);
+  // Outside the tie band the faster one wins.
+  t.entries = {timed(four, 1.00, 1.000, 0.005), timed(three, 1.10, 1.050, 0.005)};
+  EXPECT_EQ(t.winner()->id, four);
+  // Entries that were not re-timed compare on their medians; failed ones never win.
+  t.entries = {timed(four, 1.2), timed(three, 1.1)};
+  t.entries[1].status = "incorrect";
+  EXPECT_EQ(t.winner()->id, four);
+}
+
+int run_tune(const std::string& args, std::string& output) {
+  const std::string command = TUNEFUZZ_BINARY_DIR "/bin/tune " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(TuneCheck, ACurrentTablePassesAStaleOneFails) {
+  std::string output;
+  EXPECT_EQ(run_tune("check " + kCommittedTable, output), 0) << output;
+  std::string text = read(kCommittedTable);
+  const size_t at = text.find("gemm_mma: ") + std::string("gemm_mma: ").size();
+  text.replace(at, 6, "000000");
+  const fs::path stale = fs::temp_directory_path() / ("tunefuzz-stale-" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(stale) << text;
+  output.clear();
+  EXPECT_EQ(run_tune("check " + stale.string(), output), 1) << output;
+  EXPECT_NE(output.find("template gemm_mma changed"), std::string::npos) << output;
+  std::ofstream(stale) << "format: tunefuzz-results/1\ngpu: [1, 2]\n";
+  output.clear();
+  EXPECT_EQ(run_tune("check " + stale.string(), output), 2) << output;
+  fs::remove(stale);
+}
+
+}  // namespace
+}  // namespace tunefuzz

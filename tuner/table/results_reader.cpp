@@ -1,0 +1,162 @@
+#include "tuner/table/results_reader.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "tuner/table/results_table.hpp"
+#include "tuner/templates/kernel_template.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+// Typed access to a YAML tree with errors that say where: file, line, column and the dotted field path.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& message) const {
+    const YAML::Mark mark = node.Mark();
+    throw Error(ErrorKind::bad_input, message,
+                {file_, mark.line >= 0 ? mark.line + 1 : 0, mark.column >= 0 ? mark.column + 1 : 0, field});
+  }
+
+  YAML::Node child(const YAML::Node& map, const std::string& key, const std::string& path) const {
+    if (!map.IsMap()) fail(map, path, "expected a map");
+    const YAML::Node value = map[key];
+    if (!value) fail(map, path.empty() ? key : path + "." + key, "missing field '" + key + "'");
+    return value;
+  }
+
+  std::string text(const YAML::Node& map, const std::string& key, const std::string& path) const {
+    const YAML::Node value = child(map, key, path);
+    if (!value.IsScalar()) fail(value, join(path, key), "expected a string");
+    return value.Scalar();
+  }
+
+  int64_t integer(const YAML::Node& map, const std::string& key, const std::string& path) const {
+    const YAML::Node value = child(map, key, path);
+    int64_t out = 0;
+    if (!value.IsScalar() || !YAML::convert<int64_t>::decode(value, out))
+      fail(value, join(path, key),
+           "expected an integer, got '" + (value.IsScalar() ? value.Scalar() : "a collection") + "'");
+    return out;
+  }
+
+  double number(const YAML::Node& map, const std::string& key, const std::string& path) const {
+    const YAML::Node value = child(map, key, path);
+    double out = 0;
+    if (!value.IsScalar() || !YAML::convert<double>::decode(value, out) || !std::isfinite(out))
+      fail(value, join(path, key), "expected a finite number");
+    return out;
+  }
+
+  static std::string join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+ private:
+  std::string file_;
+};
+
+TableRow read_row(const Reader& r, const YAML::Node& node, const std::string& path) {
+  TableRow row;
+  Problem& p = row.problem;
+  p.name = r.text(node, "name", path);
+  p.m = r.integer(node, "m", path);
+  p.n = r.integer(node, "n", path);
+  p.k = r.integer(node, "k", path);
+  for (const auto& [value, key] : {std::pair{p.m, "m"}, {p.n, "n"}, {p.k, "k"}})
+    if (value < 1) r.fail(node[key], Reader::join(path, key), "must be >= 1");
+  const auto input = parse_precision(r.text(node, "precision", path));
+  if (!input) r.fail(node["precision"], path + ".precision", "unknown element type");
+  const auto output = parse_precision(r.text(node, "output", path));
+  if (!output) r.fail(node["output"], path + ".output", "unknown element type");
+  const auto layout = parse_layout(r.text(node, "layout", path));
+  if (!layout) r.fail(node["layout"], path + ".layout", "expected RR, RC, CR or CC");
+  p.input = *input;
+  p.output = *output;
+  p.layout = *layout;
+  p.alpha = r.number(node, "alpha", path);
+  p.beta = r.number(node, "beta", path);
+  const YAML::Node baseline = r.child(node, "baseline", path);
+  row.baseline_status = r.text(baseline, "status", path + ".baseline");
+  row.baseline_median_ms = r.number(baseline, "median_ms", path + ".baseline");
+  row.baseline_tflops = r.number(baseline, "tflops", path + ".baseline");
+  const YAML::Node winner = r.child(node, "winner", path);
+  if (winner.IsNull()) return row;
+  const std::string wpath = path + ".winner";
+  TableWinner w;
+  w.template_name = r.text(winner, "template", wpath);
+  w.id = r.text(winner, "id", wpath);
+  try {
+    parse_candidate_id(w.id);
+  } catch (const Error& e) {
+    r.fail(winner["id"], wpath + ".id", e.message());
+  }
+  const YAML::Node config = r.child(winner, "config", wpath);
+  if (!config.IsMap()) r.fail(config, wpath + ".config", "expected a map of parameter values");
+  for (const auto& entry : config)
+    w.config[entry.first.Scalar()] = r.integer(config, entry.first.Scalar(), wpath + ".config");
+  w.median_ms = r.number(winner, "median_ms", wpath);
+  w.tflops = r.number(winner, "tflops", wpath);
+  if (w.median_ms <= 0) r.fail(winner["median_ms"], wpath + ".median_ms", "must be > 0");
+  row.winner = w;
+  if (node["ratio_vs_baseline"]) row.ratio_vs_baseline = r.number(node, "ratio_vs_baseline", path);
+  return row;
+}
+
+}  // namespace
+
+ResultsTable parse_results_table(const std::string& text, const std::string& file_name) {
+  const Reader r(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::bad_input, e.msg, {file_name, e.mark.line + 1, e.mark.column + 1, ""});
+  }
+  try {
+    if (!root.IsMap()) r.fail(root, "", "a results table is a YAML map");
+    ResultsTable t;
+    t.file = file_name;
+    if (r.text(root, "format", "") != kResultsFormat)
+      r.fail(root["format"], "format", std::string("unknown format (expected ") + kResultsFormat + ")");
+    const YAML::Node gpu = r.child(root, "gpu", "");
+    t.gpu_name = r.text(gpu, "name", "gpu");
+    t.gpu_arch = r.text(gpu, "arch", "gpu");
+    t.driver = r.text(gpu, "driver", "gpu");
+    t.sm_count = r.integer(gpu, "sm_count", "gpu");
+    const YAML::Node prov = r.child(root, "provenance", "");
+    t.tool_version = r.text(prov, "tool_version", "provenance");
+    t.tool_commit = r.text(prov, "tool_commit", "provenance");
+    t.date = r.text(prov, "date", "provenance");
+    t.command = r.text(prov, "command", "provenance");
+    const YAML::Node hashes = r.child(prov, "template_hashes", "provenance");
+    if (!hashes.IsMap())
+      r.fail(hashes, "provenance.template_hashes", "expected a map of template name to hash");
+    for (const auto& entry : hashes)
+      t.template_hashes[entry.first.Scalar()] =
+          r.text(hashes, entry.first.Scalar(), "provenance.template_hashes");
+    const YAML::Node problems = r.child(root, "problems", "");
+    if (!problems.IsSequence()) r.fail(problems, "problems", "expected a list of problems");
+    for (size_t i = 0; i < problems.size(); ++i)
+      t.rows.push_back(read_row(r, problems[i], "problems[" + std::to_string(i) + "]"));
+    return t;
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::bad_input, e.msg, {file_name, e.mark.line + 1, e.mark.column + 1, ""});
+  }
+}
+
+ResultsTable read_results_table(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, "cannot read results table " + file.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_results_table(text.str(), file.string());
+}
+
+}  // namespace tunefuzz

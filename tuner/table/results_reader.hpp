@@ -1,0 +1,46 @@
+// Reading a results table back (for `tune check`, and for tools that consume tables). Every defect is an
+// Error{bad_input} that names the file, line, column and field; nothing else escapes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/config/config.hpp"
+
+namespace tunefuzz {
+
+struct TableWinner {
+  std::string template_name;
+  std::string id;  ///< Candidate::id()
+  std::map<std::string, int64_t> config;
+  double median_ms = 0;
+  double tflops = 0;
+};
+
+struct TableRow {
+  Problem problem;
+  std::string baseline_status;
+  double baseline_median_ms = 0;
+  double baseline_tflops = 0;
+  std::optional<TableWinner> winner;
+  double ratio_vs_baseline = 0;  ///< 0 when there is no winner or no baseline
+};
+
+struct ResultsTable {
+  std::filesystem::path file;
+  std::string gpu_name, gpu_arch, driver;
+  int64_t sm_count = 0;
+  std::string tool_version, tool_commit, date, command;
+  std::map<std::string, std::string> template_hashes;
+  std::vector<TableRow> rows;
+};
+
+ResultsTable read_results_table(const std::filesystem::path& file);
+/// The same from text; `file_name` is used in error messages.
+ResultsTable parse_results_table(const std::string& text, const std::string& file_name);
+
+}  // namespace tunefuzz
