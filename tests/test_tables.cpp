@@ -7,6 +7,8 @@
 //  - `tune check` passes a current table and fails a stale one.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -250,6 +252,42 @@ TEST(TuneCheck, ACurrentTablePassesAStaleOneFails) {
   output.clear();
   EXPECT_EQ(run_tune("check " + stale.string(), output), 2) << output;
   fs::remove(stale);
+}
+
+}  // namespace
+}  // namespace tunefuzz
+
+namespace tunefuzz {
+namespace {
+
+// Regression: the fuzz test above once ran the config loader out of memory (24 GB, OOM-killed). yaml-cpp
+// 0.7's LoadAll never stops producing empty documents after a plain scalar with an unclosed parenthesis; the
+// loader now asks the parser for at most two documents. Run in a child process with a 1 GB address-space
+// limit, so a regression fails this test instead of the machine.
+TEST(MalformedInput, AnUnclosedParenthesisDoesNotRunTheConfigLoaderOutOfMemory) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const rlimit limit{1u << 30, 1u << 30};
+    setrlimit(RLIMIT_AS, &limit);
+    alarm(20);
+    int code = 3;  // accepted: not a config either
+    try {
+      parse_config("- a: (b in (\n\"c\",\n    \"d\"\n    )  )  \n    )", "runaway.yaml");
+    } catch (const Error& e) {
+      code = e.kind() == ErrorKind::bad_input ? 0 : 1;
+    } catch (...) {
+      code = 2;
+    }
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    _exit(usage.ru_maxrss > 256 * 1024 ? 4 : code);  // a runaway reaches the limit before failing
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the loader died (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                 << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

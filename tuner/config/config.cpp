@@ -3,6 +3,7 @@
 // line and column of the offending node and its dotted field path. Schema: docs/configs.md.
 #include "tuner/config/config.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -544,18 +545,54 @@ Config read_config(const Context& context, const YAML::Node& root) {
   return config;
 }
 
-/// The one document of the text; an empty text or a second document is an error.
+/// Notes where each document's root node is and ignores everything else.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override { starting_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { root(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { root(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    root(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    root(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    root(mark);
+  }
+  void OnMapEnd() override {}
+  std::vector<YAML::Mark> marks;
+
+ private:
+  void root(const YAML::Mark& mark) {
+    if (starting_) marks.push_back(mark);
+    starting_ = false;
+  }
+  bool starting_ = false;
+};
+
+/// The one document of the text; an empty text or a second document is an error. Not YAML::LoadAll: on some
+/// malformed input (an unclosed parenthesis in a plain scalar, found by tests/test_tables.cpp) the LoadAll of
+/// yaml-cpp 0.7 never stops producing empty documents and eats all memory. The parser is asked for at most
+/// two.
 YAML::Node load_document(const Context& context, const std::string& text) {
-  const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-  if (documents.empty() || documents.front().IsNull()) {
+  const YAML::Node document = YAML::Load(text);
+  if (document.IsNull()) {
     fail(SourceLocation{context.file, 1, 1, ""},
          "empty config: expected a map with at least the keys gpu, problems, templates and output");
   }
-  if (documents.size() > 1) {
-    fail(locate(context, documents[1].Mark(), ""),
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentCounter counter;
+  if (parser.HandleNextDocument(counter) && parser.HandleNextDocument(counter) && counter.marks.size() > 1) {
+    fail(locate(context, counter.marks[1], ""),
          "a config is one YAML document, found a second one (remove the '---' separator)");
   }
-  return documents.front();
+  return document;
 }
 
 }  // namespace
