@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tuner/backend/kernel_cache.hpp"
+#include "tuner/config/config.hpp"
 #include "tuner/backend/nvrtc_compiler.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/templates/gemm_mma.hpp"
@@ -675,6 +676,56 @@ TEST(CompileTime, ColdCompileOfTheDefaultBf16Point) {
             << " s reported by the compiler\n";
   RecordProperty("cold_compile_seconds", std::to_string(wall));
   EXPECT_FALSE(kernel.image.empty());
+}
+
+}  // namespace
+}  // namespace tunefuzz
+
+namespace tunefuzz {
+namespace {
+
+// Law: nothing from a config reaches the compiler's command line as text. A parameter name carrying a flag is
+// refused by the config loader (with its location); a define whose name is not an identifier is refused by
+// the compiler backend; values are integers by type.
+TEST(ConfigInjection, FlagsSmuggledThroughAConfigAreRefused) {
+  const std::string head = R"(gpu:
+  name: X
+  arch: sm_90
+  limits: {shared_memory_per_block_optin: 232448, shared_memory_per_sm: 233472, registers_per_sm: 65536, sm_count: 132}
+problems:
+  - {name: p, m: 8, n: 8, k: 8, precision: bf16}
+output: out.yaml
+templates:
+  - name: gemm_mma
+    space:
+)";
+  for (const std::string key : {"\"BM -I/etc\"", "\"--include-path=/tmp\"", "\"BM=1 -DX\"", "bm"}) {
+    try {
+      parse_config(head + "      " + key + ": [64]\n", "inject.yaml");
+      ADD_FAILURE() << "accepted the parameter name " << key;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_input) << key;
+      EXPECT_EQ(e.where().line, 11) << key;
+    }
+  }
+  for (const std::string value : {"\"64 -I/etc\"", "[64, \"-DX=1\"]"}) {
+    try {
+      parse_config(head + "      BM: " + value + "\n", "inject.yaml");
+      ADD_FAILURE() << "accepted the value " << value;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_input) << value;
+    }
+  }
+  const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
+  for (const std::string name : {"BM -I/etc", "X=1 --gpu-architecture=sm_50", "lower"}) {
+    const CompileRequest request{&source, {{name, 1}}, "sm_90"};
+    try {
+      NvrtcCompiler().compile(request);
+      ADD_FAILURE() << "compiled with a define named " << name;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("refusing define"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
