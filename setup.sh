@@ -13,6 +13,8 @@ cd "$(dirname "$0")"
 
 packages=(build-essential cmake git pkg-config libyaml-cpp-dev libeigen3-dev libboost-dev librapidcheck-dev
           libcli11-dev libgtest-dev libssl-dev)
+# The tests also render the HTML report in headless Chromium (tests/report_screenshot.sh).
+[[ ${1:-} == test ]] && packages+=(chromium file)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -15,6 +15,7 @@
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/common/version.hpp"
+#include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/templates/gemm_mma.hpp"
 #include "tuner/worker/worker_client.hpp"
@@ -36,6 +37,7 @@ struct Options {
   int64_t cases = 0;
   int jobs = 0;
   bool huge = false;
+  bool json = false;
   std::string command_line;
 };
 
@@ -54,28 +56,29 @@ fs::path work_directory_for(const Options& o, const std::string& fallback) {
   return dir;
 }
 
-void print_failures(const std::vector<FuzzedCandidate>& failed) {
+void print_failures(const std::vector<FuzzedCandidate>& failed, FILE* text) {
   if (failed.empty()) return;
-  std::printf("\n%-20s %-16s %s\n", "class", "subtype", "candidate / shrunk case / reproducer");
+  std::fprintf(text, "\n%-20s %-16s %s\n", "class", "subtype", "candidate / shrunk case / reproducer");
   for (const FuzzedCandidate& f : failed) {
-    std::printf("%-20s %-16s %s\n", fuzz::to_string(f.failure->failure_class), f.failure->subtype.c_str(),
-                f.candidate.id().c_str());
-    std::printf("%-37s %s\n", "", fuzz::to_string(f.failure->shrunk_case).c_str());
-    if (!f.reproducer.empty()) std::printf("%-37s %s\n", "", f.reproducer.c_str());
+    std::fprintf(text, "%-20s %-16s %s\n", fuzz::to_string(f.failure->failure_class),
+                 f.failure->subtype.c_str(), f.candidate.id().c_str());
+    std::fprintf(text, "%-37s %s\n", "", fuzz::to_string(f.failure->shrunk_case).c_str());
+    if (!f.reproducer.empty()) std::fprintf(text, "%-37s %s\n", "", f.reproducer.c_str());
   }
 }
 
 int command_run(const Options& o) {
   const double budget_s = parse_budget(o.budget);
+  FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
   const auto start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs);
   const Config& config = prepared.config;
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const uint64_t seed = o.seed_given ? o.seed : config.seed;
-  std::printf("fuzz campaign: %s, seed %llu, budget %s, %lld cases per candidate and round\n",
-              o.config.c_str(), static_cast<unsigned long long>(seed), o.budget.c_str(),
-              static_cast<long long>(o.cases ? o.cases : config.budgets.fuzz_cases));
+  std::fprintf(text, "fuzz campaign: %s, seed %llu, budget %s, %lld cases per candidate and round\n",
+               o.config.c_str(), static_cast<unsigned long long>(seed), o.budget.c_str(),
+               static_cast<long long>(o.cases ? o.cases : config.budgets.fuzz_cases));
 
   std::vector<CompiledCandidate> alive;
   for (const CompiledCandidate& c : prepared.compiled)
@@ -109,18 +112,18 @@ int command_run(const Options& o) {
     alive = std::move(still);
     ++rounds;
   }
-  std::printf("\n%lld rounds, %lld cases in %.0f s; seed %llu\ncoverage (cases per tag):\n",
-              static_cast<long long>(rounds), static_cast<long long>(cases), elapsed(),
-              static_cast<unsigned long long>(seed));
+  std::fprintf(text, "\n%lld rounds, %lld cases in %.0f s; seed %llu\ncoverage (cases per tag):\n",
+               static_cast<long long>(rounds), static_cast<long long>(cases), elapsed(),
+               static_cast<unsigned long long>(seed));
   for (const auto& [tag, count] : coverage)
-    std::printf("  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
+    std::fprintf(text, "  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
   std::map<std::string, int64_t> by_class;
   for (const FuzzedCandidate& f : failed) ++by_class[fuzz::to_string(f.failure->failure_class)];
-  std::printf("failures: %zu", failed.size());
+  std::fprintf(text, "failures: %zu", failed.size());
   for (const auto& [name, count] : by_class)
-    std::printf(", %lld %s", static_cast<long long>(count), name.c_str());
-  std::printf("\n");
-  print_failures(failed);
+    std::fprintf(text, ", %lld %s", static_cast<long long>(count), name.c_str());
+  std::fprintf(text, "\n");
+  print_failures(failed, text);
 
   YAML::Node report;
   report["format"] = "tunefuzz-fuzz-run/1";
@@ -151,7 +154,8 @@ int command_run(const Options& o) {
   }
   const fs::path output = o.output.empty() ? work / "fuzz-run.yaml" : fs::path(o.output);
   write_yaml(output, report);
-  std::printf("report: %s\n", output.c_str());
+  std::fprintf(text, "report: %s\n", output.c_str());
+  if (o.json) std::fputs(to_json(report).c_str(), stdout);
   return failed.empty() ? 0 : 1;
 }
 
@@ -328,6 +332,7 @@ int main(int argc, char** argv) {
   run->add_option("--work-dir", o.work_directory, "worker jobs, logs and reproducers (default: fuzz-work)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads");
   run->add_option("-o,--output", o.output, "report file (default: WORK/fuzz-run.yaml)");
+  run->add_flag("--json", o.json, "print the report as one JSON document on standard output");
   run->add_flag("--huge", o.huge,
                 "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
 

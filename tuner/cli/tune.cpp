@@ -3,6 +3,8 @@
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate with NVRTC (no GPU needed)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
+//   tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
+// --json on space, compile, run and show prints one JSON document on standard output.
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
 #include <CLI/CLI.hpp>
 
@@ -15,8 +17,10 @@
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/cli/table_commands.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
+#include "tuner/table/json.hpp"
 #include "tuner/table/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
 
@@ -35,8 +39,34 @@ struct Options {
   bool retry_quarantined = false;
   std::string table;
   bool require_gpu = false;
+  bool json = false;
+  std::vector<std::string> tables;
+  std::string format, prefer, problem, x, y;
   std::string command_line;
 };
+
+// --json: the same facts as the text output, as one JSON document on standard output.
+void print_json(const YAML::Node& node) {
+  std::fputs(to_json(node).c_str(), stdout);
+}
+
+YAML::Node space_node(const SpaceStage& stage) {
+  YAML::Node out;
+  for (const SpaceReport& r : stage.reports) {
+    YAML::Node t;
+    t["template"] = r.kernel_template->name;
+    t["enumerated"] = r.enumerated;
+    YAML::Node pruned(YAML::NodeType::Map);
+    for (const PruneCount& p : r.pruned)
+      if (p.count) pruned[p.constraint] = p.count;
+    t["pruned"] = pruned;
+    t["kept"] = static_cast<int64_t>(r.kept.size());
+    for (const Point& point : r.kept) t["points"].push_back(point.str());
+    out["templates"].push_back(t);
+  }
+  out["candidates"] = static_cast<int64_t>(stage.candidates.size());
+  return out;
+}
 
 void print_space(const SpaceReport& r) {
   std::printf("template %s: %s\n", r.kernel_template->name.c_str(), r.kernel_template->summary.c_str());
@@ -51,10 +81,23 @@ void print_space(const SpaceReport& r) {
 int command_space(const Options& o) {
   const Config config = load_config(o.config);
   if (!o.explain.empty()) {
+    YAML::Node explained;
     for (const TemplateSearch& search : config.templates) {
       const KernelTemplate& t = find_template(search.name, search.where);
       const Space space(t, search, config.gpu.limits);
       const Explanation e = space.explain(o.explain);
+      if (o.json) {
+        YAML::Node n;
+        n["template"] = t.name;
+        n["point"] = e.point.str();
+        n["kept"] = e.kept();
+        n["threads"] = e.threads;
+        n["shared_memory_bytes"] = e.shared_memory_bytes;
+        for (const auto& [constraint, holds] : e.verdicts) n["constraints"][constraint->name] = holds;
+        for (const auto& name : e.not_in_space) n["not_in_space"].push_back(name);
+        explained["explanations"].push_back(n);
+        continue;
+      }
       std::printf("%s %s on %s: %s\n", t.name.c_str(), e.point.str().c_str(), config.gpu.name.c_str(),
                   e.kept() ? "KEPT" : "PRUNED");
       std::printf("  threads per CTA %lld, shared memory %lld bytes (limit %lld)\n",
@@ -69,9 +112,14 @@ int command_space(const Options& o) {
         std::printf("  note: the config's space does not list the value of:%s\n", names.c_str());
       }
     }
+    if (o.json) print_json(explained);
     return 0;
   }
   const SpaceStage stage = space_stage(config);
+  if (o.json) {
+    print_json(space_node(stage));
+    return 0;
+  }
   for (const SpaceReport& r : stage.reports) print_space(r);
   std::printf("candidates (kept points x element types of the problems): %zu\n", stage.candidates.size());
   return 0;
@@ -79,6 +127,20 @@ int command_space(const Options& o) {
 
 int command_compile(const Options& o) {
   const Prepared prepared = prepare(o.config, o.jobs);
+  if (o.json) {
+    YAML::Node out = stage_summary(prepared.space, prepared.compiled, nullptr, nullptr);
+    for (const CompiledCandidate& c : prepared.compiled) {
+      YAML::Node n;
+      n["id"] = c.candidate.id();
+      n["status"] = to_string(c.status);
+      n["registers"] = c.resources.registers;
+      n["blocks_per_sm"] = c.occupancy.blocks_per_sm;
+      n["from_cache"] = c.from_cache;
+      out["candidates_compiled"].push_back(n);
+    }
+    print_json(out);
+    return 0;
+  }
   for (const CompiledCandidate& c : prepared.compiled)
     if (c.status != CompileStatus::compiled)
       std::printf("%-15s %s: %s\n", to_string(c.status), c.candidate.id().c_str(),
@@ -128,6 +190,14 @@ int command_run(Options o) {
     device = require_device(config, work_directory);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
+    if (o.json) {
+      YAML::Node out;
+      out["status"] = "no_gpu";
+      out["reason"] = e.message();
+      out["stages"] = stage_summary(stage, compiled, nullptr, nullptr);
+      print_json(out);
+      return 3;
+    }
     std::printf("%s", format_stage_summary(stage_summary(stage, compiled, nullptr, nullptr)).c_str());
     std::fprintf(
         stderr,
@@ -168,6 +238,14 @@ int command_run(Options o) {
   write_yaml(output, results_table(device, provenance, timings, fuzzed, config.budgets.fuzz_cases));
   const YAML::Node summary = stage_summary(stage, compiled, &fuzzed, &timings);
   write_yaml(stage_summary_path(output), summary);
+  if (o.json) {
+    YAML::Node out;
+    out["status"] = "done";
+    out["table"] = read_yaml(output);
+    out["stages"] = summary;
+    print_json(out);
+    return 0;
+  }
   print_table(timings);
   std::printf("\n%s", format_stage_summary(summary).c_str());
   std::printf("wrote %s and %s\n", output.c_str(), stage_summary_path(output).c_str());
@@ -238,6 +316,35 @@ int main(int argc, char** argv) {
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: run again the candidates the campaign died on (quarantined by default)");
 
+  for (CLI::App* sub : {space, compile, run})
+    sub->add_flag("--json", o.json, "print the result as one JSON document on standard output");
+
+  CLI::App* show = app.add_subcommand("show", "print results tables as aligned columns");
+  show->add_option("tables", o.tables, "results tables or collections")->required();
+  show->add_flag("--json", o.json, "print the tables as JSON");
+
+  CLI::App* export_ =
+      app.add_subcommand("export", "write results tables in a form downstream builds consume");
+  export_->add_option("tables", o.tables, "results tables or collections")->required();
+  export_->add_option("--format", o.format, "yaml, json, csv, header (C++17) or cmake (installable package)")
+      ->required();
+  export_->add_option("-o,--output", o.output, "output file (cmake: a directory)")->required();
+
+  CLI::App* merge =
+      app.add_subcommand("merge", "combine results tables (same card: one table; else a collection)");
+  merge->add_option("tables", o.tables, "results tables or collections")->required()->expected(2, -1);
+  merge->add_option("-o,--output", o.output, "merged table")->required();
+  merge->add_option("--prefer", o.prefer,
+                    "first or last: which input wins a conflicting row (default: refuse)");
+
+  CLI::App* report = app.add_subcommand("report", "write a self-contained HTML report of a campaign");
+  report->add_option("table", o.table, "results table (its .stages.yaml and .journal are read too)")
+      ->required();
+  report->add_option("-o,--output", o.output, "report.html")->required();
+  report->add_option("--problem", o.problem, "the heatmap's problem (default: the first)");
+  report->add_option("--x", o.x, "the heatmap's horizontal parameter (default BM)");
+  report->add_option("--y", o.y, "the heatmap's vertical parameter (default BN)");
+
   CLI::App* check =
       app.add_subcommand("check", "exit 1 if a results table is stale for this tree and machine");
   check->add_option("table", o.table, "results table (results/<gpu>.yaml)")->required();
@@ -254,6 +361,10 @@ int main(int argc, char** argv) {
     if (*space) return command_space(o);
     if (*compile) return command_compile(o);
     if (*check) return command_check(o);
+    if (*show) return cli::show(o.tables, o.json);
+    if (*export_) return cli::export_command(o.tables, o.format, o.output);
+    if (*merge) return cli::merge(o.tables, o.output, o.prefer);
+    if (*report) return cli::report(o.table, o.output, o.problem, o.x, o.y);
     return command_run(o);
   } catch (const Error& e) {
     std::fprintf(stderr, "tune: error: %s\n", e.what());

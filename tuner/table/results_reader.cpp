@@ -111,44 +111,50 @@ TableRow read_row(const Reader& r, const YAML::Node& node, const std::string& pa
 
 }  // namespace
 
-ResultsTable parse_results_table(const std::string& text, const std::string& file_name) {
+ResultsTable parse_results_table_node(const YAML::Node& root, const std::string& file_name,
+                                      const std::string& path) {
   const Reader r(file_name);
+  const auto at = [&](const std::string& field) { return path.empty() ? field : path + "." + field; };
+  try {
+    if (!root.IsMap()) r.fail(root, path, "a results table is a YAML map");
+    ResultsTable t;
+    t.file = file_name;
+    if (r.text(root, "format", path) != kResultsFormat)
+      r.fail(root["format"], at("format"), std::string("unknown format (expected ") + kResultsFormat + ")");
+    const YAML::Node gpu = r.child(root, "gpu", path);
+    t.gpu_name = r.text(gpu, "name", at("gpu"));
+    t.gpu_arch = r.text(gpu, "arch", at("gpu"));
+    t.driver = r.text(gpu, "driver", at("gpu"));
+    t.sm_count = r.integer(gpu, "sm_count", at("gpu"));
+    const YAML::Node prov = r.child(root, "provenance", path);
+    t.tool_version = r.text(prov, "tool_version", at("provenance"));
+    t.tool_commit = r.text(prov, "tool_commit", at("provenance"));
+    t.date = r.text(prov, "date", at("provenance"));
+    t.command = r.text(prov, "command", at("provenance"));
+    const YAML::Node hashes = r.child(prov, "template_hashes", at("provenance"));
+    if (!hashes.IsMap())
+      r.fail(hashes, at("provenance.template_hashes"), "expected a map of template name to hash");
+    for (const auto& entry : hashes)
+      t.template_hashes[entry.first.Scalar()] =
+          r.text(hashes, entry.first.Scalar(), at("provenance.template_hashes"));
+    const YAML::Node problems = r.child(root, "problems", path);
+    if (!problems.IsSequence()) r.fail(problems, at("problems"), "expected a list of problems");
+    for (size_t i = 0; i < problems.size(); ++i)
+      t.rows.push_back(read_row(r, problems[i], at("problems[" + std::to_string(i) + "]")));
+    return t;
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::bad_input, e.msg, {file_name, e.mark.line + 1, e.mark.column + 1, path});
+  }
+}
+
+ResultsTable parse_results_table(const std::string& text, const std::string& file_name) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw Error(ErrorKind::bad_input, e.msg, {file_name, e.mark.line + 1, e.mark.column + 1, ""});
   }
-  try {
-    if (!root.IsMap()) r.fail(root, "", "a results table is a YAML map");
-    ResultsTable t;
-    t.file = file_name;
-    if (r.text(root, "format", "") != kResultsFormat)
-      r.fail(root["format"], "format", std::string("unknown format (expected ") + kResultsFormat + ")");
-    const YAML::Node gpu = r.child(root, "gpu", "");
-    t.gpu_name = r.text(gpu, "name", "gpu");
-    t.gpu_arch = r.text(gpu, "arch", "gpu");
-    t.driver = r.text(gpu, "driver", "gpu");
-    t.sm_count = r.integer(gpu, "sm_count", "gpu");
-    const YAML::Node prov = r.child(root, "provenance", "");
-    t.tool_version = r.text(prov, "tool_version", "provenance");
-    t.tool_commit = r.text(prov, "tool_commit", "provenance");
-    t.date = r.text(prov, "date", "provenance");
-    t.command = r.text(prov, "command", "provenance");
-    const YAML::Node hashes = r.child(prov, "template_hashes", "provenance");
-    if (!hashes.IsMap())
-      r.fail(hashes, "provenance.template_hashes", "expected a map of template name to hash");
-    for (const auto& entry : hashes)
-      t.template_hashes[entry.first.Scalar()] =
-          r.text(hashes, entry.first.Scalar(), "provenance.template_hashes");
-    const YAML::Node problems = r.child(root, "problems", "");
-    if (!problems.IsSequence()) r.fail(problems, "problems", "expected a list of problems");
-    for (size_t i = 0; i < problems.size(); ++i)
-      t.rows.push_back(read_row(r, problems[i], "problems[" + std::to_string(i) + "]"));
-    return t;
-  } catch (const YAML::Exception& e) {
-    throw Error(ErrorKind::bad_input, e.msg, {file_name, e.mark.line + 1, e.mark.column + 1, ""});
-  }
+  return parse_results_table_node(root, file_name, "");
 }
 
 ResultsTable read_results_table(const std::filesystem::path& file) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "tuner/config/config.hpp"
 
 namespace tunefuzz {
@@ -42,5 +44,8 @@ struct ResultsTable {
 ResultsTable read_results_table(const std::filesystem::path& file);
 /// The same from text; `file_name` is used in error messages.
 ResultsTable parse_results_table(const std::string& text, const std::string& file_name);
+/// The same from a parsed node found at `path` (e.g. `tables[1]`) of `file_name`.
+ResultsTable parse_results_table_node(const YAML::Node& root, const std::string& file_name,
+                                      const std::string& path);
 
 }  // namespace tunefuzz

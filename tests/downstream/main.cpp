@@ -1,0 +1,66 @@
+// A downstream program asking the exported tables for GEMM configurations. Each check states what the
+// lookup rule promises for results/h200.yaml; a failed one prints what it got and the program returns 1.
+#ifdef TUNEFUZZ_HEADER_PATH
+#include TUNEFUZZ_HEADER_PATH  // the header exported directly
+#else
+#include <tunefuzz/tables.hpp>  // the installed package (tunefuzz::tables)
+#endif
+
+#include <iostream>
+#include <string_view>
+
+namespace {
+
+using tunefuzz_tables::Choice;
+using tunefuzz_tables::lookup;
+using tunefuzz_tables::Source;
+
+constexpr std::string_view kH200 = "NVIDIA H200";
+
+// The tables are usable at compile time.
+static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").source == Source::exact);
+static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").parameter("BM") == 128);
+
+struct Expected {
+  Source source;
+  std::string_view problem;  ///< the table row answering; empty for safe_default
+  long long bm, bn, stages, pack;
+};
+
+int failures = 0;
+
+void check(const char* what, const Choice& got, const Expected& want) {
+  const bool ok = got.source == want.source && got.problem == want.problem &&
+                  got.parameter("BM") == want.bm && got.parameter("BN") == want.bn &&
+                  got.parameter("STAGES") == want.stages && got.parameter("PACK") == want.pack &&
+                  !got.template_name.empty();
+  std::cout << (ok ? "ok     " : "FAILED ") << what << ": " << got.template_name << " " << got.candidate
+            << " (" << to_string(got.source) << ", row '" << got.problem << "')\n";
+  if (!ok) ++failures;
+}
+
+}  // namespace
+
+int main() {
+  // Known problems of the H200 table answer with their tuned winners.
+  check("square_4096 on H200", lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16"),
+        {Source::exact, "square_4096", 128, 128, 4, 0});
+  check("odd_4097x4095x4099 on H200", lookup(kH200, "sm_90", 4097, 4095, 4099, "bf16", "bf16"),
+        {Source::exact, "odd_4097x4095x4099", 128, 128, 4, 1});
+  // An unknown shape takes the nearest tuned shape on the card (1024x1000x1000 is nearest odd_1000).
+  check("1024x1000x1000 on H200", lookup(kH200, "sm_90", 1024, 1000, 1000, "bf16", "bf16"),
+        {Source::nearest_shape, "odd_1000", 128, 128, 3, 0});
+  // An unknown card of a known arch borrows that arch's tables.
+  check("square_4096 on H100", lookup("NVIDIA H100 80GB HBM3", "sm_90", 4096, 4096, 4096, "bf16", "bf16"),
+        {Source::same_arch, "square_4096", 128, 128, 4, 0});
+  // An unknown arch falls back to gemm_mma's defaults, with the candidate id for the element types.
+  const Choice fallback = lookup("NVIDIA A100-SXM4-80GB", "sm_80", 4096, 4096, 4096, "bf16", "bf16");
+  check("square_4096 on A100", fallback, {Source::safe_default, "", 128, 128, 3, 0});
+  if (fallback.candidate !=
+      "gemm_mma/bf16-bf16/BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,VEC=8,GROUP_M=8,SWIZZLE=1,PACK=0") {
+    std::cout << "FAILED the default candidate id: " << fallback.candidate << "\n";
+    ++failures;
+  }
+  std::cout << (failures ? "downstream lookups FAILED\n" : "downstream lookups passed\n");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,118 @@
+// The command lines' contract (docs/cli.md): --help of every subcommand exits 0 and names its options;
+// --json prints exactly one JSON document on standard output (progress and notes go to standard error), with
+// the documented keys; exit codes are 0 / 1 / 2 / 3 as documented.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBin = TUNEFUZZ_BINARY_DIR "/bin/";
+const std::string kSource = TUNEFUZZ_SOURCE_DIR;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  ///< standard output only
+};
+
+// Runs a command with standard error discarded, in a fresh kernel cache.
+Outcome run(const std::string& command) {
+  static const fs::path cache = fs::temp_directory_path() / ("tunefuzz-cli-json-" + std::to_string(getpid()));
+  const std::string full =
+      "cd " + kSource + " && TUNEFUZZ_CACHE_DIR=" + cache.string() + " " + command + " 2>/dev/null";
+  FILE* pipe = popen(full.c_str(), "r");
+  Outcome r;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) r.out.append(buffer, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// JSON is YAML: yaml-cpp reads it. A document that is not one JSON object fails the test.
+YAML::Node json(const Outcome& r) {
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_EQ(r.out.front(), '{') << r.out.substr(0, 200);
+  return YAML::Load(r.out);
+}
+
+TEST(CliHelp, EverySubcommandExplainsItself) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"tune space --help", "--explain"}, {"tune compile --help", "--jobs"},
+      {"tune run --help", "--resume"},    {"tune check --help", "--require-gpu"},
+      {"tune show --help", "--json"},     {"tune export --help", "--format"},
+      {"tune merge --help", "--prefer"},  {"tune report --help", "--problem"},
+      {"fuzz run --help", "--budget"},    {"fuzz replay --help", "--sanitize"},
+      {"fuzz mutants --help", "--cases"},
+  };
+  for (const auto& [command, option] : cases) {
+    const Outcome r = run(kBin + command);
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_NE(r.out.find(option), std::string::npos) << command << " does not mention " << option << ":\n"
+                                                     << r.out;
+  }
+}
+
+TEST(CliJson, SpaceCountsEveryPoint) {
+  const YAML::Node j = json(run(kBin + "tune space configs/h100.yaml --json"));
+  EXPECT_EQ(j["candidates"].as<int>(), 136);
+  int64_t kept = 0;
+  for (const auto& t : j["templates"]) {
+    int64_t pruned = 0;
+    for (const auto& p : t["pruned"]) pruned += p.second.as<int64_t>();
+    EXPECT_EQ(t["enumerated"].as<int64_t>(), pruned + t["kept"].as<int64_t>());
+    EXPECT_EQ(t["points"].size(), t["kept"].as<size_t>());
+    kept += t["kept"].as<int64_t>();
+  }
+  EXPECT_EQ(kept, 68);
+  const YAML::Node e =
+      json(run(kBin + "tune space configs/h100.yaml --json --explain BM=256,BN=256,BK=64,STAGES=4"));
+  EXPECT_FALSE(e["explanations"][0]["kept"].as<bool>());
+  EXPECT_FALSE(e["explanations"][0]["constraints"]["shared_memory"].as<bool>());
+}
+
+TEST(CliJson, CompileAndRunWithoutAGpu) {
+  const Outcome compile = run(kBin + "tune compile configs/smoke.yaml --json");
+  EXPECT_EQ(compile.exit_code, 0);
+  const YAML::Node c = json(compile);
+  EXPECT_EQ(c["compile"]["compiled"].as<int>(), 4);
+  EXPECT_EQ(c["candidates_compiled"].size(), 6u);
+  const fs::path out = fs::temp_directory_path() / ("tunefuzz-cli-json-run-" + std::to_string(getpid()));
+  const Outcome r = run(kBin + "tune run configs/smoke.yaml --json -o " + (out / "smoke.yaml").string());
+  EXPECT_EQ(r.exit_code, 3);  // no GPU here
+  const YAML::Node j = json(r);
+  EXPECT_EQ(j["status"].as<std::string>(), "no_gpu");
+  EXPECT_EQ(j["stages"]["compile"]["compiled"].as<int>(), 4);
+  EXPECT_FALSE(fs::exists(out / "smoke.yaml"));
+  fs::remove_all(out);
+}
+
+TEST(CliJson, ShowPrintsTheTable) {
+  const Outcome r = run(kBin + "tune show results/h200.yaml --json");
+  EXPECT_EQ(r.exit_code, 0);
+  const YAML::Node j = json(r);
+  EXPECT_EQ(j["tables"][0]["gpu"]["name"].as<std::string>(), "NVIDIA H200");
+  EXPECT_EQ(j["tables"][0]["problems"].size(), 13u);
+  EXPECT_GT(j["tables"][0]["problems"][1]["winner"]["tflops"].as<double>(), 0);
+  const Outcome text = run(kBin + "tune show results/h200.yaml");
+  EXPECT_NE(text.out.find("odd_4097x4095x4099"), std::string::npos);
+  EXPECT_NE(text.out.find("2.12x"), std::string::npos) << text.out;
+}
+
+TEST(CliExitCodes, AsDocumented) {
+  EXPECT_EQ(run(kBin + "tune").exit_code, 2);                         // no subcommand
+  EXPECT_EQ(run(kBin + "tune show /nonexistent.yaml").exit_code, 1);  // io
+  EXPECT_EQ(run(kBin + "tune show configs/h100.yaml").exit_code, 2);  // not a table: bad input
+  EXPECT_EQ(run(kBin + "tune export results/h200.yaml --format xml -o /tmp/x").exit_code, 2);
+  EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --json --budget 1s").exit_code, 3);  // no GPU
+  EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --budget soon").exit_code, 2);
+}
+
+}  // namespace

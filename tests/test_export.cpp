@@ -1,0 +1,441 @@
+// Laws of `tune export` and `tune merge`:
+//  - yaml and json exports read back with the same rows (json is checked to be strict JSON first);
+//  - csv has a header and one line per (table, row), each of 17 RFC 4180 fields that decode back;
+//  - the header compiles warning-free as C++17 alone, its tables and lookup are constexpr, and lookup answers
+//    by the rule: exact → nearest shape on the card → nearest on the arch → gemm_mma's defaults;
+//  - merging one card's tables unions rows by problem and records every source; a conflict is refused naming
+//    the problem, card and files unless a preference picks a side; several cards become a collection.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <tuple>
+
+#include "tuner/table/export.hpp"
+#include "tuner/table/merge.hpp"
+#include "tuner/templates/gemm_mma.hpp"
+#include "tuner/worker/protocol.hpp"
+
+namespace tunefuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCommittedTable = TUNEFUZZ_SOURCE_DIR "/results/h200.yaml";
+const std::string kH200 = "NVIDIA H200";
+
+/// A fresh directory for one test.
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(TUNEFUZZ_BINARY_DIR) / "test-export" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Runs a shell command; its standard output and error go to `output`.
+int run(const std::string& command, std::string& output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void expect_same_rows(const ResultsTable& a, const ResultsTable& b) {
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  for (size_t i = 0; i < a.rows.size(); ++i) {
+    const TableRow &x = a.rows[i], &y = b.rows[i];
+    EXPECT_EQ(x.problem.name, y.problem.name);
+    EXPECT_EQ(std::tie(x.problem.m, x.problem.n, x.problem.k),
+              std::tie(y.problem.m, y.problem.n, y.problem.k));
+    EXPECT_TRUE(x.problem.input == y.problem.input && x.problem.output == y.problem.output &&
+                x.problem.layout == y.problem.layout && x.problem.beta == y.problem.beta);
+    EXPECT_EQ(x.baseline_tflops, y.baseline_tflops) << x.problem.name;
+    ASSERT_EQ(x.winner.has_value(), y.winner.has_value()) << x.problem.name;
+    if (!x.winner) continue;
+    EXPECT_EQ(x.winner->id, y.winner->id);
+    EXPECT_EQ(x.winner->config, y.winner->config);
+    EXPECT_EQ(x.winner->tflops, y.winner->tflops);
+    EXPECT_EQ(x.winner->median_ms, y.winner->median_ms);
+  }
+}
+
+/// The committed table's document with only rows [first, last), and optionally another card name.
+fs::path write_slice(const fs::path& path, size_t first, size_t last, const std::string& card = kH200) {
+  YAML::Node doc = YAML::Clone(YAML::LoadFile(kCommittedTable.string()));
+  YAML::Node rows(YAML::NodeType::Sequence);
+  for (size_t i = first; i < last; ++i) rows.push_back(doc["problems"][i]);
+  doc["problems"] = rows;
+  doc["gpu"]["name"] = card;
+  write_yaml(path, doc);
+  return path;
+}
+
+// Strict JSON (RFC 8259) recogniser: true when `text` is exactly one JSON value.
+class JsonChecker {
+ public:
+  explicit JsonChecker(std::string text) : s_(std::move(text)) {}
+  bool valid() { return value() && (space(), i_ == s_.size()); }
+
+ private:
+  void space() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool eat(char c) { return space(), i_ < s_.size() && s_[i_] == c ? (++i_, true) : false; }
+  bool word(const std::string& w) {
+    return s_.compare(i_, w.size(), w) == 0 ? (i_ += w.size(), true) : false;
+  }
+  bool string() {
+    if (!eat('"')) return false;
+    for (; i_ < s_.size() && s_[i_] != '"'; ++i_)
+      if (static_cast<unsigned char>(s_[i_]) < 0x20 || (s_[i_] == '\\' && ++i_ >= s_.size())) return false;
+    return i_++ < s_.size();
+  }
+  bool number() {
+    static const std::regex pattern(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)");
+    std::smatch m;
+    const std::string rest = s_.substr(i_, 64);
+    if (!std::regex_search(rest, m, pattern, std::regex_constants::match_continuous)) return false;
+    return i_ += m.length(), true;
+  }
+  template <class Item>
+  bool list(char open, char close, Item item) {
+    if (!eat(open)) return false;
+    if (eat(close)) return true;
+    while (item())
+      if (!eat(',')) return eat(close);
+    return false;
+  }
+  bool value() {
+    space();
+    if (i_ >= s_.size()) return false;
+    switch (s_[i_]) {
+      case '{':
+        return list('{', '}', [&] { return string() && eat(':') && value(); });
+      case '[':
+        return list('[', ']', [&] { return value(); });
+      case '"':
+        return string();
+      case 't':
+        return word("true");
+      case 'f':
+        return word("false");
+      case 'n':
+        return word("null");
+      default:
+        return number();
+    }
+  }
+  std::string s_;
+  size_t i_ = 0;
+};
+
+/// Fields of one RFC 4180 line.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (quoted && line[i] == '"') {
+      if (i + 1 < line.size() && line[i + 1] == '"')
+        fields.back() += line[++i];
+      else
+        quoted = false;
+    } else if (line[i] == '"')
+      quoted = true;
+    else if (line[i] == ',' && !quoted)
+      fields.emplace_back();
+    else
+      fields.back() += line[i];
+  }
+  return fields;
+}
+
+TEST(Export, FormatNames) {
+  EXPECT_EQ(parse_export_format("yaml"), ExportFormat::yaml);
+  EXPECT_EQ(parse_export_format("cmake"), ExportFormat::cmake);
+  EXPECT_EQ(parse_export_format("xml"), std::nullopt);
+}
+
+TEST(Export, YamlOfOneTableReadsBackRowForRow) {
+  const TableSet set = read_table_set(kCommittedTable);
+  const fs::path out = scratch("yaml") / "h200.yaml";
+  export_tables(set, ExportFormat::yaml, out);
+  const TableSet back = read_table_set(out);
+  ASSERT_EQ(back.tables.size(), 1u);
+  EXPECT_EQ(back.tables[0].gpu_name, kH200);
+  expect_same_rows(set.tables[0], back.tables[0]);
+}
+
+TEST(Export, YamlOfTwoCardsIsACollectionThatReadsBack) {
+  const fs::path dir = scratch("yaml-two");
+  TableSet set = read_table_set(kCommittedTable);
+  const TableSet other = read_table_set(write_slice(dir / "h100.yaml", 0, 3, "NVIDIA H100 80GB HBM3"));
+  set.tables.push_back(other.tables[0]);
+  set.documents.push_back(other.documents[0]);
+  export_tables(set, ExportFormat::yaml, dir / "both.yaml");
+  const TableSet back = read_table_set(dir / "both.yaml");
+  ASSERT_EQ(back.tables.size(), 2u);
+  EXPECT_EQ(back.tables[1].gpu_name, "NVIDIA H100 80GB HBM3");
+  expect_same_rows(set.tables[0], back.tables[0]);
+  expect_same_rows(other.tables[0], back.tables[1]);
+}
+
+TEST(Export, JsonIsStrictJsonWithTheSameRows) {
+  const TableSet set = read_table_set(kCommittedTable);
+  const fs::path out = scratch("json") / "h200.json";
+  export_tables(set, ExportFormat::json, out);
+  const std::string text = read(out);
+  EXPECT_TRUE(JsonChecker(text).valid()) << text.substr(0, 400);
+  EXPECT_FALSE(JsonChecker(text + "}").valid());  // the checker can fail
+  expect_same_rows(set.tables[0], parse_results_table_node(YAML::Load(text), out.string(), ""));
+}
+
+TEST(Export, CsvHasOneQuotedLinePerRow) {
+  TableSet set = read_table_set(kCommittedTable);
+  const std::string awkward = "square, \"2048\"";
+  set.tables[0].rows[0].problem.name = awkward;
+  set.tables[0].rows[1].winner.reset();
+  const fs::path out = scratch("csv") / "h200.csv";
+  export_tables(set, ExportFormat::csv, out);
+  std::istringstream text(read(out));
+  std::vector<std::vector<std::string>> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(csv_fields(line));
+  ASSERT_EQ(lines.size(), set.tables[0].rows.size() + 1);
+  EXPECT_EQ(lines[0][2], "problem");
+  for (const auto& fields : lines) EXPECT_EQ(fields.size(), 17u);
+  EXPECT_NE(read(out).find("\"square, \"\"2048\"\"\""), std::string::npos);
+  EXPECT_EQ(lines[1][2], awkward);
+  EXPECT_EQ(lines[1][0], kH200);
+  EXPECT_EQ(lines[1][12], set.tables[0].rows[0].winner->id);
+  for (const size_t winner_field : {11, 12, 13, 14, 16}) EXPECT_EQ(lines[2][winner_field], "");
+}
+
+/// One lookup the generated header must answer, with the answer expected by the rule.
+struct Query {
+  std::string card, arch;
+  int64_t m, n, k;
+  std::string precision, output;
+};
+
+// The answer as the probe program prints it: source, problem, candidate and five parameters.
+std::string answer(const std::string& source, const std::string& problem, const std::string& candidate,
+                   const std::map<std::string, int64_t>& config) {
+  std::string out =
+      source + " " + (problem.empty() ? "-" : problem) + " " + (candidate.empty() ? "-" : candidate);
+  for (const char* name : {"BM", "BN", "BK", "STAGES", "PACK"})
+    out += " " + std::string(name) + "=" + std::to_string(config.at(name));
+  return out + "\n";
+}
+
+std::string answer(const std::string& source, const TableRow& row) {
+  return answer(source, row.problem.name, row.winner->id, row.winner->config);
+}
+
+/// The row of `table` with these types nearest to (m, n, k) in log space, computed independently here.
+const TableRow& nearest(const ResultsTable& table, const Query& q) {
+  const TableRow* best = nullptr;
+  double best_distance = 0, second = INFINITY;
+  for (const TableRow& row : table.rows) {
+    if (to_string(row.problem.input) != q.precision || to_string(row.problem.output) != q.output) continue;
+    const double d = std::abs(std::log(double(q.m) / row.problem.m)) +
+                     std::abs(std::log(double(q.n) / row.problem.n)) +
+                     std::abs(std::log(double(q.k) / row.problem.k));
+    if (best && d >= best_distance) {
+      second = std::min(second, d);
+      continue;
+    }
+    if (best) second = best_distance;
+    best = &row;
+    best_distance = d;
+  }
+  EXPECT_LT(best_distance + 1e-6, second) << "the query should have one nearest row";
+  return *best;
+}
+
+// A program that includes only the header, checks it at compile time and prints one answer per query.
+constexpr const char* kProbe = R"(#include "tables.hpp"
+#include <iostream>
+using namespace tunefuzz_tables;
+static_assert(lookup("NVIDIA H200", "sm_90", 4096, 4096, 4096, "bf16", "bf16").source == Source::exact,
+              "lookup is constexpr");
+static void show(const Choice& c) {
+  std::cout << to_string(c.source) << ' ' << (c.problem.empty() ? "-" : c.problem) << ' '
+            << (c.candidate.empty() ? "-" : c.candidate);
+  for (const char* p : {"BM", "BN", "BK", "STAGES", "PACK"}) std::cout << ' ' << p << '=' << c.parameter(p);
+  std::cout << '\n';
+}
+)";
+
+std::string probe_source(const std::vector<Query>& queries, size_t rows) {
+  std::string text = kProbe;
+  text +=
+      "static_assert(kRows.size() == " + std::to_string(rows) + ", \"one row per winner\");\nint main() {\n";
+  for (const Query& q : queries)
+    text += "  show(lookup(\"" + q.card + "\", \"" + q.arch + "\", " + std::to_string(q.m) + ", " +
+            std::to_string(q.n) + ", " + std::to_string(q.k) + ", \"" + q.precision + "\", \"" + q.output +
+            "\"));\n";
+  return text + "}\n";
+}
+
+TEST(Export, TheHeaderCompilesAloneAndLooksUpByTheRule) {
+  const TableSet set = read_table_set(kCommittedTable);
+  const ResultsTable& table = set.tables[0];
+  const fs::path dir = scratch("header");
+  export_tables(set, ExportFormat::header, dir / "tables.hpp");
+  const auto row = [&](const std::string& name) -> const TableRow& {
+    for (const TableRow& r : table.rows)
+      if (r.problem.name == name) return r;
+    throw std::runtime_error("no row " + name);
+  };
+  const KernelTemplate& fallback = gemm_mma_template();
+  const Point defaults = fallback.default_point();
+  const std::map<std::string, int64_t> default_config(defaults.values().begin(), defaults.values().end());
+  const std::string default_id = Candidate{&fallback, defaults, {Precision::bf16, Precision::bf16}}.id();
+  const std::vector<Query> queries = {
+      {kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16"},
+      {kH200, "sm_90", 4097, 4095, 4099, "bf16", "bf16"},
+      {kH200, "sm_90", 1024, 1000, 1000, "bf16", "bf16"},
+      {kH200, "sm_90", 2048, 2048, 2048, "fp16", "fp16"},
+      {"NVIDIA H100 80GB HBM3", "sm_90", 4096, 4096, 4096, "bf16", "bf16"},
+      {"NVIDIA A100-SXM4-80GB", "sm_80", 4096, 4096, 4096, "bf16", "bf16"},
+      {"NVIDIA A100-SXM4-80GB", "sm_80", 64, 64, 64, "fp32", "fp32"},
+  };
+  const std::string expected =
+      answer("exact", row("square_4096")) + answer("exact", row("odd_4097x4095x4099")) +
+      answer("nearest_shape", nearest(table, queries[2])) +
+      answer("nearest_shape", nearest(table, queries[3])) + answer("same_arch", row("square_4096")) +
+      answer("safe_default", "", default_id, default_config) + answer("safe_default", "", "", default_config);
+  const size_t winners = std::count_if(table.rows.begin(), table.rows.end(),
+                                       [](const TableRow& r) { return r.winner.has_value(); });
+  std::ofstream(dir / "probe.cpp") << probe_source(queries, winners);
+  std::string output;
+  const std::string build =
+      "cd " + dir.string() + " && c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -o probe probe.cpp";
+  ASSERT_EQ(run(build, output), 0) << output;
+  output.clear();
+  ASSERT_EQ(run(dir.string() + "/probe", output), 0) << output;
+  EXPECT_EQ(output, expected);
+}
+
+TEST(Export, TheHeaderEscapesNamesAndLeavesOutRowsWithoutWinners) {
+  const fs::path dir = scratch("header-escapes");
+  // Quotes, a backslash, a line break, UTF-8 and a trigraph, in string literals and in comments.
+  const std::string card = "Card \"quoted\" \\ line\nbreak caf\xc3\xa9 ?\?= ?\?/";
+  TableSet set = read_table_set(write_slice(dir / "a.yaml", 0, 2, card));
+  TableSet none = read_table_set(write_slice(dir / "b.yaml", 0, 13, "No winners"));
+  for (TableRow& row : none.tables[0].rows) row.winner.reset();
+  set.tables.push_back(none.tables[0]);
+  set.documents.push_back(none.documents[0]);
+  export_tables(set, ExportFormat::header, dir / "tables.hpp");
+  export_tables(set, ExportFormat::cmake, dir / "package");
+  EXPECT_EQ(read(dir / "package/CMakeLists.txt").find("line\nbreak"), std::string::npos)
+      << "a line break in a comment";
+  std::ofstream(dir / "probe.cpp")
+      << "#include \"tables.hpp\"\nusing namespace tunefuzz_tables;\n"
+      << "static_assert(kRows.size() == 2, \"rows without a winner are left out\");\n"
+      << "static_assert(lookup(R\"(" << card
+      << ")\", \"sm_90\", 4096, 4096, 4096, \"bf16\", \"bf16\").problem == \"square_4096\", "
+         "\"names survive escaping\");\n";
+  std::string output;
+  EXPECT_EQ(run("cd " + dir.string() +
+                    " && c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only probe.cpp",
+                output),
+            0)
+      << output;
+}
+
+TEST(Export, CmakeWritesAPackageHoldingTheHeader) {
+  const TableSet set = read_table_set(kCommittedTable);
+  const fs::path dir = scratch("cmake");
+  export_tables(set, ExportFormat::cmake, dir / "package");
+  export_tables(set, ExportFormat::header, dir / "tables.hpp");
+  EXPECT_EQ(read(dir / "package/include/tunefuzz/tables.hpp"), read(dir / "tables.hpp"));
+  const std::string cmake = read(dir / "package/CMakeLists.txt");
+  EXPECT_NE(cmake.find("project(tunefuzz_tables VERSION 0.1.0"), std::string::npos) << cmake;
+  EXPECT_NE(cmake.find("add_library(tunefuzz::tables ALIAS tables)"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "package/cmake/tunefuzzConfig.cmake"));
+  EXPECT_TRUE(fs::exists(dir / "package/README.md"));
+}
+
+TEST(Merge, OneCardUnionsRowsByProblemAndRecordsSources) {
+  const fs::path dir = scratch("merge-one");
+  const std::vector<TableSet> inputs = {read_table_set(write_slice(dir / "a.yaml", 0, 8)),
+                                        read_table_set(write_slice(dir / "b.yaml", 5, 13))};
+  write_yaml(dir / "merged.yaml", merge_tables(inputs, MergePreference::none));
+  const TableSet merged = read_table_set(dir / "merged.yaml");
+  ASSERT_EQ(merged.tables.size(), 1u);
+  expect_same_rows(read_results_table(kCommittedTable), merged.tables[0]);
+  const YAML::Node sources = merged.documents[0]["provenance"]["merged_from"];
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources[0]["file"].as<std::string>(), (dir / "a.yaml").string());
+  EXPECT_EQ(sources[1]["file"].as<std::string>(), (dir / "b.yaml").string());
+  EXPECT_EQ(sources[1]["tool_commit"].as<std::string>(), merged.tables[0].tool_commit);
+}
+
+TEST(Merge, DifferentWinnersConflictUnlessAPreferencePicksOne) {
+  const fs::path dir = scratch("merge-conflict");
+  const fs::path a = write_slice(dir / "a.yaml", 0, 13);
+  YAML::Node doc = YAML::LoadFile(a.string());
+  YAML::Node winner = doc["problems"][1]["winner"];  // square_4096, STAGES=4
+  const std::string original = winner["id"].as<std::string>(),
+                    changed = std::regex_replace(original, std::regex("STAGES=4"), "STAGES=3");
+  ASSERT_NE(original, changed);
+  winner["id"] = changed;
+  winner["config"]["STAGES"] = 3;
+  write_yaml(dir / "b.yaml", doc);
+  const std::vector<TableSet> inputs = {read_table_set(a), read_table_set(dir / "b.yaml")};
+  try {
+    merge_tables(inputs, MergePreference::none);
+    ADD_FAILURE() << "a conflict was merged";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+    for (const std::string& part : {std::string("square_4096"), kH200, a.string(), (dir / "b.yaml").string()})
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what() << " lacks " << part;
+  }
+  for (const auto& [prefer, expected] :
+       {std::pair{MergePreference::first, original}, {MergePreference::last, changed}}) {
+    const ResultsTable merged = parse_results_table_node(merge_tables(inputs, prefer), "merged", "");
+    ASSERT_EQ(merged.rows.size(), 13u);
+    EXPECT_EQ(merged.rows[1].winner->id, expected);
+  }
+}
+
+TEST(Merge, ARenamedShapeConflicts) {
+  const fs::path dir = scratch("merge-shape");
+  YAML::Node doc = YAML::LoadFile(write_slice(dir / "a.yaml", 0, 2).string());
+  doc["problems"][1]["m"] = 4000;
+  write_yaml(dir / "b.yaml", doc);
+  EXPECT_THROW(
+      merge_tables({read_table_set(dir / "a.yaml"), read_table_set(dir / "b.yaml")}, MergePreference::none),
+      Error);
+}
+
+TEST(Merge, TwoCardsBecomeACollection) {
+  const fs::path dir = scratch("merge-two");
+  const std::vector<TableSet> inputs = {
+      read_table_set(write_slice(dir / "a.yaml", 0, 13)),
+      read_table_set(write_slice(dir / "b.yaml", 0, 4, "NVIDIA H100 80GB HBM3"))};
+  write_yaml(dir / "merged.yaml", merge_tables(inputs, MergePreference::none));
+  const TableSet merged = read_table_set(dir / "merged.yaml");
+  ASSERT_EQ(merged.tables.size(), 2u);
+  EXPECT_EQ(merged.tables[0].gpu_name, kH200);
+  EXPECT_EQ(merged.tables[1].gpu_name, "NVIDIA H100 80GB HBM3");
+  expect_same_rows(inputs[0].tables[0], merged.tables[0]);
+  expect_same_rows(inputs[1].tables[0], merged.tables[1]);
+}
+
+}  // namespace
+}  // namespace tunefuzz

@@ -1,0 +1,103 @@
+#include "tuner/cli/table_commands.hpp"
+
+#include <cstdio>
+
+#include "tuner/table/export.hpp"
+#include "tuner/table/json.hpp"
+#include "tuner/table/merge.hpp"
+#include "tuner/table/report.hpp"
+#include "tuner/templates/kernel_template.hpp"
+#include "tuner/worker/protocol.hpp"
+
+namespace tunefuzz::cli {
+
+namespace {
+
+TableSet read_all(const std::vector<std::string>& files) {
+  TableSet all;
+  for (const std::string& file : files) {
+    TableSet one = read_table_set(file);
+    all.tables.insert(all.tables.end(), one.tables.begin(), one.tables.end());
+    all.documents.insert(all.documents.end(), one.documents.begin(), one.documents.end());
+  }
+  return all;
+}
+
+std::string config_text(const TableWinner& w) {
+  std::string out;
+  const Candidate c = parse_candidate_id(w.id);
+  for (const auto& [name, value] : c.point.values()) {
+    if (c.kernel_template->parameter(name)->default_value == value && name != "BM" && name != "BN") continue;
+    out += (out.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  }
+  return w.template_name + " " + out;
+}
+
+}  // namespace
+
+int show(const std::vector<std::string>& files, bool json) {
+  const TableSet set = read_all(files);
+  if (json) {
+    YAML::Node out;
+    for (const YAML::Node& document : set.documents) out["tables"].push_back(document);
+    std::fputs(to_json(out).c_str(), stdout);
+    return 0;
+  }
+  for (const ResultsTable& t : set.tables) {
+    std::printf("%s (%s, driver %s) — %s, commit %.12s, %s\n", t.gpu_name.c_str(), t.gpu_arch.c_str(),
+                t.driver.c_str(), t.file.c_str(), t.tool_commit.c_str(), t.date.c_str());
+    std::printf("  %-24s %-17s %-10s %9s %9s %7s  %s\n", "problem", "m x n x k", "types", "TFLOP/s",
+                "baseline", "ratio", "winner");
+    for (const TableRow& row : t.rows) {
+      const Problem& p = row.problem;
+      const std::string shape = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+      const std::string types = std::string(to_string(p.input)) + "->" + to_string(p.output);
+      if (row.winner)
+        std::printf("  %-24s %-17s %-10s %9.1f %9.1f %6.2fx  %s\n", p.name.c_str(), shape.c_str(),
+                    types.c_str(), row.winner->tflops, row.baseline_tflops, row.ratio_vs_baseline,
+                    config_text(*row.winner).c_str());
+      else
+        std::printf("  %-24s %-17s %-10s %9s %9.1f %7s  %s\n", p.name.c_str(), shape.c_str(), types.c_str(),
+                    "-", row.baseline_tflops, "-", "(no candidate)");
+    }
+  }
+  return 0;
+}
+
+int export_command(const std::vector<std::string>& files, const std::string& format,
+                   const std::string& output) {
+  const auto parsed = parse_export_format(format);
+  if (!parsed)
+    throw Error(ErrorKind::bad_input, "--format " + format + ": expected yaml, json, csv, header or cmake");
+  export_tables(read_all(files), *parsed, output);
+  std::fprintf(stderr, "wrote %s\n", output.c_str());
+  return 0;
+}
+
+int merge(const std::vector<std::string>& files, const std::string& output, const std::string& prefer) {
+  MergePreference preference = MergePreference::none;
+  if (prefer == "first")
+    preference = MergePreference::first;
+  else if (prefer == "last")
+    preference = MergePreference::last;
+  else if (!prefer.empty())
+    throw Error(ErrorKind::bad_input, "--prefer " + prefer + ": expected first or last");
+  std::vector<TableSet> inputs;
+  for (const std::string& file : files) inputs.push_back(read_table_set(file));
+  write_yaml(output, merge_tables(inputs, preference));
+  std::fprintf(stderr, "wrote %s\n", output.c_str());
+  return 0;
+}
+
+int report(const std::string& table, const std::string& output, const std::string& problem,
+           const std::string& x, const std::string& y) {
+  ReportOptions options;
+  options.problem = problem;
+  if (!x.empty()) options.x = x;
+  if (!y.empty()) options.y = y;
+  write_report(table, output, options);
+  std::fprintf(stderr, "wrote %s\n", output.c_str());
+  return 0;
+}
+
+}  // namespace tunefuzz::cli
