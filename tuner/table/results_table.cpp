@@ -261,6 +261,10 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
         evidence["cases_passed"] = f->cases_run;
         evidence["cases_budget"] = fuzz_cases_per_candidate;
         evidence["seed"] = f->seed;
+        YAML::Node coverage(YAML::NodeType::Map);  // the bug classes its cases exercised
+        for (const auto& [tag, count] : f->coverage) coverage[tag] = count;
+        coverage.SetStyle(YAML::EmitterStyle::Flow);
+        evidence["coverage"] = coverage;
         row["fuzz"] = evidence;
       }
       int64_t timed = 0;
