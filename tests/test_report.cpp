@@ -24,6 +24,7 @@
 #include <string>
 
 #include "tuner/common/error.hpp"
+#include "tests/support/mutate.hpp"
 #include "tuner/table/report.hpp"
 #include "tuner/table/results_reader.hpp"
 #include "tuner/templates/kernel_template.hpp"
@@ -238,30 +239,18 @@ TEST_F(Report, AJournalWithoutTheProblemsTimingsGivesANoteNamingIt) {
   EXPECT_NE(html.find("could not be read"), std::string::npos) << "a broken stage summary is a note, too";
 }
 
-// Applies `edits` (position, kind) to `text`: flip a byte, delete a run, insert YAML punctuation, truncate.
-std::string mutate(std::string text, const std::vector<std::pair<size_t, int>>& edits) {
-  static const std::string punctuation[] = {":",     "- ", "{",   "}",    "[",      "]",
-                                            "\n",    "\"", "&a ", "*a",   "#",      "\xff",
-                                            "1e999", "-1", "nan", "BM=x", "[1, 2]", "\"timed\""};
-  for (const auto& [position, kind] : edits) {
-    if (text.empty()) break;
-    const size_t at = position % text.size();
-    switch (kind % 4) {
-      case 0:
-        text[at] = static_cast<char>(text[at] ^ (1 << (position % 7)));
-        break;
-      case 1:
-        text.erase(at, 1 + position % 40);
-        break;
-      case 2:
-        text.insert(at, punctuation[position % std::size(punctuation)]);
-        break;
-      case 3:
-        text.resize(at);
-        break;
-    }
-  }
-  return text;
+// Malformed stage summaries and journals: YAML syntax plus values the report reads.
+const std::vector<std::string>& report_insertions() {
+  static const std::vector<std::string> pieces = [] {
+    std::vector<std::string> out = test::yaml_insertions();
+    for (const char* piece : {"-1", "nan", "BM=x", "[1, 2]", "\"timed\""}) out.push_back(piece);
+    return out;
+  }();
+  return pieces;
+}
+
+std::string mutate(const std::string& text, const test::Edits& edits) {
+  return test::mutate(text, edits, report_insertions());
 }
 
 /// Whether the section under `heading` holds exactly one of: the chart `id`, or a note in its place.

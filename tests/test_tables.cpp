@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/mutate.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/table/results_reader.hpp"
@@ -131,31 +132,7 @@ TEST(Tables, DefectsNameTheFileLineAndField) {
   }
 }
 
-// Applies `edits` (position, kind) to `text`: flip a byte, delete a run, insert YAML punctuation, truncate.
-std::string mutate(std::string text, const std::vector<std::pair<size_t, int>>& edits) {
-  static const std::string punctuation[] = {":",  "- ", "{",   "}",  "[",         "]",    "\n",    "  ",
-                                            "\"", "'",  "&a ", "*a", "!!binary ", "#",    "---\n", "? ",
-                                            "|",  ">",  "%",   "\t", "\xff",      "1e999"};
-  for (const auto& [position, kind] : edits) {
-    if (text.empty()) break;
-    const size_t at = position % text.size();
-    switch (kind % 4) {
-      case 0:
-        text[at] = static_cast<char>(text[at] ^ (1 << (position % 7)));
-        break;
-      case 1:
-        text.erase(at, 1 + position % 40);
-        break;
-      case 2:
-        text.insert(at, punctuation[position % std::size(punctuation)]);
-        break;
-      case 3:
-        text.resize(at);
-        break;
-    }
-  }
-  return text;
-}
+using test::mutate;
 
 // A reader meets a malformed document: it either reads it or throws Error{bad_input or io}; nothing else.
 template <class Read>
@@ -167,7 +144,7 @@ void survives(const std::string& text, Read read) {
   }
 }
 
-using Edits = std::vector<std::pair<size_t, int>>;
+using test::Edits;
 // Twenty documents per RapidCheck case: 2000 per reader at the default 100 cases.
 constexpr size_t kDocumentsPerCase = 20;
 
