@@ -93,4 +93,48 @@ std::string to_string(const CaseRecord& record) {
   return line;
 }
 
+std::optional<CaseRecord> parse_case_line(std::string_view line) {
+  CaseRecord r;
+  bool any = false;
+  size_t start = 0;
+  try {
+    while (start < line.size()) {
+      size_t end = line.find(' ', start);
+      if (end == std::string_view::npos) end = line.size();
+      const std::string_view word = line.substr(start, end - start);
+      start = end + 1;
+      const size_t eq = word.find('=');
+      if (eq == std::string_view::npos) continue;
+      const std::string key(word.substr(0, eq)), value(word.substr(eq + 1));
+      int64_t* integer = key == "m"          ? &r.m
+                         : key == "n"        ? &r.n
+                         : key == "k"        ? &r.k
+                         : key == "lda_pad"  ? &r.lda_pad
+                         : key == "ldb_pad"  ? &r.ldb_pad
+                         : key == "ldc_pad"  ? &r.ldc_pad
+                         : key == "a_offset" ? &r.a_offset
+                         : key == "b_offset" ? &r.b_offset
+                         : key == "c_offset" ? &r.c_offset
+                                             : nullptr;
+      if (integer)
+        *integer = std::stoll(value);
+      else if (key == "alpha")
+        r.alpha = std::stod(value);
+      else if (key == "beta")
+        r.beta = std::stod(value);
+      else if (key == "seed")
+        r.seed = std::stoull(value);
+      else if (key == "dist" && !parse_distribution(value, r.distribution))
+        return std::nullopt;
+      else if (key != "dist")
+        continue;
+      any = true;
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!any) return std::nullopt;
+  return r;
+}
+
 }  // namespace tunefuzz::fuzz

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace tunefuzz::fuzz {
 
@@ -49,5 +51,9 @@ struct CaseRecord {
 /// One line, e.g. `m=17 n=8 k=4099 lda_pad=0 ldb_pad=8 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=42`, with
 /// ` a_offset=N` (and b, c) appended only when non-zero.
 std::string to_string(const CaseRecord& record);
+
+/// The inverse of to_string, for a record written after a word (`case m=17 n=8 ...` in a worker's progress
+/// file); nullopt when the line holds no readable record.
+std::optional<CaseRecord> parse_case_line(std::string_view line);
 
 }  // namespace tunefuzz::fuzz

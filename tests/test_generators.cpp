@@ -280,3 +280,20 @@ TEST(Generators, ShrinkingALargeMFailureEndsJustAbove100WithTheRestAtItsSimplest
 
 }  // namespace
 }  // namespace tunefuzz::fuzz
+
+namespace tunefuzz::fuzz {
+namespace {
+
+// Law: a progress line reads back as the record that wrote it (the watchdog names a crashing case so).
+RC_GTEST_PROP(CaseLines, ReadBackAsTheRecordThatWroteThem, ()) {
+  CaseSpace space;
+  space.huge_weight = 1;
+  const CaseRecord record = *gen_case(space);
+  const auto parsed = parse_case_line("case " + to_string(record));
+  RC_ASSERT(parsed.has_value());
+  RC_ASSERT(*parsed == record);
+  RC_ASSERT(!parse_case_line("verify gemm_mma/bf16-bf16/BM=128").has_value());
+}
+
+}  // namespace
+}  // namespace tunefuzz::fuzz

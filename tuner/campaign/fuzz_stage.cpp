@@ -20,51 +20,6 @@ uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id)
 
 namespace {
 
-// Reads "case m=.. n=.." / "shrink ..." progress lines back into a record, best effort.
-std::optional<fuzz::CaseRecord> record_from_progress(const std::string& line) {
-  const size_t space = line.find(' ');
-  if (space == std::string::npos) return std::nullopt;
-  fuzz::CaseRecord r;
-  std::istringstream words(line.substr(space + 1));
-  std::string word;
-  try {
-    while (words >> word) {
-      const size_t eq = word.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-      if (key == "m")
-        r.m = std::stoll(value);
-      else if (key == "n")
-        r.n = std::stoll(value);
-      else if (key == "k")
-        r.k = std::stoll(value);
-      else if (key == "lda_pad")
-        r.lda_pad = std::stoll(value);
-      else if (key == "ldb_pad")
-        r.ldb_pad = std::stoll(value);
-      else if (key == "ldc_pad")
-        r.ldc_pad = std::stoll(value);
-      else if (key == "alpha")
-        r.alpha = std::stod(value);
-      else if (key == "beta")
-        r.beta = std::stod(value);
-      else if (key == "dist")
-        fuzz::parse_distribution(value, r.distribution);
-      else if (key == "seed")
-        r.seed = std::stoull(value);
-      else if (key == "a_offset")
-        r.a_offset = std::stoll(value);
-      else if (key == "b_offset")
-        r.b_offset = std::stoll(value);
-      else if (key == "c_offset")
-        r.c_offset = std::stoll(value);
-    }
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  return r;
-}
-
 FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
   FuzzedCandidate out;
   out.candidate = compiled.candidate;
@@ -96,7 +51,7 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   failure.message = "worker " + outcome.describe();
   if (outcome.result && outcome.result["error"])
     failure.message += ": " + outcome.result["error"]["message"].as<std::string>();
-  if (auto record = record_from_progress(outcome.last_progress))
+  if (auto record = fuzz::parse_case_line(outcome.last_progress))
     failure.first_case = failure.shrunk_case = *record;
   out.failure = failure;
   out.worker_log = outcome.stderr_tail;

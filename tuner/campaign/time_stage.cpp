@@ -42,18 +42,6 @@ const TimedEntry* ProblemTiming::winner() const {
 
 namespace {
 
-GemmShape shape_of(const Problem& p) {
-  GemmShape s;
-  s.m = p.m;
-  s.n = p.n;
-  s.k = p.k;
-  s.lda = p.layout.a == Order::row ? p.k : p.m;
-  s.ldb = p.layout.b == Order::row ? p.n : p.k;
-  s.ldc = p.n;
-  s.layout = p.layout;
-  return s;
-}
-
 ProblemTiming time_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                            const TimeOptions& options, size_t index) {
   ProblemTiming timing;

@@ -5,6 +5,7 @@
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/device/case_executor.hpp"
 #include "tuner/device/jobs.hpp"
+#include "tuner/device/progress_log.hpp"
 
 namespace tunefuzz::device {
 
@@ -14,8 +15,7 @@ CaseResult run_case_job(const CaseJob& job) {
   const Candidate candidate = parse_candidate_id(job.candidate);
   const auto runner = load_candidate(candidate, read_whole_file(job.image));
   CaseExecutor executor(candidate, *runner, stream.get());
-  std::ofstream progress(job.progress, std::ios::app);
-  progress << "case " << fuzz::to_string(job.record) << std::endl;
+  ProgressLog(job.progress).write("case " + fuzz::to_string(job.record));
   CaseResult result;
   for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2);
        ++run) {  // each executor run launches twice

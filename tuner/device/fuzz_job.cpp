@@ -10,23 +10,11 @@
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/device/case_executor.hpp"
 #include "tuner/device/jobs.hpp"
+#include "tuner/device/progress_log.hpp"
 
 namespace tunefuzz::device {
 
 namespace {
-
-// Appends one line per case to the progress file, flushed before the launch, so a coordinator that finds the
-// worker dead or hung knows which case did it.
-class ProgressLog {
- public:
-  explicit ProgressLog(const std::filesystem::path& path) : out_(path, std::ios::app) {}
-  void write(const std::string& line) {
-    out_ << line << std::endl;  // endl flushes
-  }
-
- private:
-  std::ofstream out_;
-};
 
 std::string join(const std::vector<std::string>& parts) {
   std::string out;

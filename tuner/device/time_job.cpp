@@ -13,6 +13,7 @@
 #include "fuzz/oracle.hpp"
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/device/jobs.hpp"
+#include "tuner/device/progress_log.hpp"
 #include "tuner/device/runner.hpp"
 #include "tuner/device/timer.hpp"
 
@@ -36,15 +37,6 @@ void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
   for (auto& thread : pool) thread.join();
 }
 
-class Progress {
- public:
-  explicit Progress(const std::filesystem::path& path) : out_(path, std::ios::app) {}
-  void write(const std::string& line) { out_ << line << std::endl; }
-
- private:
-  std::ofstream out_;
-};
-
 }  // namespace
 
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
@@ -52,18 +44,16 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   Context context;
   Stream stream;
   Timer timer(stream.get(), device.l2_bytes);
-  Progress progress(job.progress);
+  ProgressLog progress(job.progress);
   const Problem& problem = job.problem;
   const TypePair types{problem.input, problem.output};
 
-  GemmShape shape;
-  shape.m = problem.m;
-  shape.n = problem.n;
-  shape.k = problem.k;
-  shape.lda = problem.k;
-  shape.ldb = problem.n;
-  shape.ldc = problem.n;
-  shape.layout = problem.layout;
+  const GemmShape shape = shape_of(problem);
+  if (shape.layout != Layout{})  // the operands below are materialised row-major
+    throw Error(ErrorKind::unsupported, "problem " + problem.name +
+                                            ": timing materialises row-major A and B only, "
+                                            "not layout " +
+                                            to_string(shape.layout));
 
   fuzz::HostMatrix a(types.input, shape.m, shape.k, shape.lda);
   fuzz::HostMatrix b(types.input, shape.k, shape.n, shape.ldb);

@@ -43,6 +43,18 @@ Point KernelTemplate::default_point() const {
   return Point(std::move(values));
 }
 
+GemmShape shape_of(const Problem& p) {
+  GemmShape s;
+  s.m = p.m;
+  s.n = p.n;
+  s.k = p.k;
+  s.lda = p.layout.a == Order::row ? p.k : p.m;
+  s.ldb = p.layout.b == Order::row ? p.n : p.k;
+  s.ldc = p.n;
+  s.layout = p.layout;
+  return s;
+}
+
 std::string Candidate::id() const {
   std::string out = kernel_template->name + "/" + to_string(types.input) + "-" + to_string(types.output) +
                     "/" + point.str();

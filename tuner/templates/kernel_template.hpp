@@ -59,6 +59,10 @@ struct GemmShape {
           c_alignment = 256;  ///< bytes the base address is a multiple of
 };
 
+/// The shape of a config problem with packed leading dimensions (row-major: K for A, N for B; column-major:
+/// M for A, K for B; C is row-major, N).
+GemmShape shape_of(const Problem& problem);
+
 /// How one problem is launched: the main kernel's grid, block and dynamic shared memory, plus the scratch
 /// memory the launcher needs for per-problem set-up (packing, split-K workspaces, ...).
 struct LaunchGeometry {
