@@ -1,7 +1,7 @@
 // Portability header for kernel templates: the same source compiles under NVRTC, hiprtc, nvcc and a plain
 // host C++ compiler (for the parts shared with host code, such as the tile mapping and kernel parameters).
-// It provides fixed-width integers without <cstdint> (unavailable under the runtime compilers) and the
-// TF_HOST_DEVICE qualifier.
+// It provides fixed-width integers without <cstdint> (unavailable under the runtime compilers), the
+// TF_HOST_DEVICE qualifier and TF_LAUNCH_BOUNDS.
 #ifndef TUNEFUZZ_RTC_H
 #define TUNEFUZZ_RTC_H
 
@@ -28,6 +28,15 @@ typedef uint16_t tf_u16;
 #else
 #define TF_HOST_DEVICE
 #define TF_DEVICE_CODE 0
+#endif
+
+// __launch_bounds__ with a register cap: at most max_threads per CTA, and registers few enough for min_blocks
+// CTAs per multiprocessor (CUDA). HIP reads a second argument as something else (minimum waves per execution
+// unit), so there only the thread count is passed.
+#if defined(__HIPCC__) || defined(__HIPCC_RTC__)
+#define TF_LAUNCH_BOUNDS(max_threads, min_blocks) __launch_bounds__(max_threads)
+#else
+#define TF_LAUNCH_BOUNDS(max_threads, min_blocks) __launch_bounds__(max_threads, min_blocks)
 #endif
 
 // Element type codes a template receives in TF_INPUT / TF_OUTPUT (tunefuzz::template_code on the host).

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "tuner/templates/gemm_mma.hpp"
+#include "tuner/templates/gemm_simt.hpp"
 
 namespace tunefuzz {
 
@@ -63,7 +64,7 @@ std::string Candidate::id() const {
 }
 
 const std::vector<const KernelTemplate*>& all_templates() {
-  static const std::vector<const KernelTemplate*> templates = {&gemm_mma_template()};
+  static const std::vector<const KernelTemplate*> templates = {&gemm_mma_template(), &gemm_simt_template()};
   return templates;
 }
 

@@ -1,0 +1,333 @@
+// GEMM on CUDA cores (no tensor cores): C = alpha·A·B + beta·C with A (M×K), B (K×N) and C in fp32,
+// row-major, accumulated with fp32 fused multiply-adds. One CTA computes a BM×BN tile with (BM/TM)·(BN/TN)
+// threads, each owning TM×TN outputs. A (BM, BK) and B (BK, BN) tiles are loaded VEC floats at a time into
+// registers, then stored into a STAGES-deep ring in shared memory: A transposed, (BK, BM), so that at each k
+// a thread reads its TM values of A as float4 vectors, as it reads its TN values of B. Every M, N, K ≥ 1 is
+// handled; VEC must divide K, N, lda and ldb. With beta == 0, C is never read.
+//
+// No inline assembly and no warp-level operations: the source compiles under NVRTC, hiprtc and nvcc alike,
+// and nothing depends on the warp (wavefront) width, 32 on NVIDIA, 64 on AMD.
+//
+// Host-side declaration of the same tunables, constraints and shared-memory formula:
+// tuner/templates/gemm_simt.cpp.
+#include "tunefuzz_rtc.h"
+#include "gemm_params.h"
+#include "tile_map.h"
+
+// ---- Tunables (names match configs and result tables) ----
+#ifndef BM
+#define BM 128  // CTA tile rows (M)
+#endif
+#ifndef BN
+#define BN 128  // CTA tile columns (N)
+#endif
+#ifndef BK
+#define BK 8  // CTA tile depth (K) per shared-memory stage
+#endif
+#ifndef TM
+#define TM 8  // thread tile rows: each thread computes TM x TN outputs
+#endif
+#ifndef TN
+#define TN 8  // thread tile columns
+#endif
+#ifndef STAGES
+#define STAGES 2  // shared-memory stages: one is read while the next tile, staged in registers, is written
+#endif
+#ifndef VEC
+#define VEC 4  // floats per global load along K of A and N of B; must divide K, N, lda, ldb
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 2  // CTAs per SM the register allocation must leave room for (CUDA only; 1 = no cap)
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8  // CTA raster swizzle: tile rows walked together so concurrent CTAs share L2 lines
+#endif
+#ifndef TF_INPUT
+#define TF_INPUT TF_TYPE_FP32  // element type of A and B (fp32 only)
+#endif
+#ifndef TF_OUTPUT
+#define TF_OUTPUT TF_TYPE_FP32  // element type of C (fp32 only)
+#endif
+#ifndef TF_MUTANT
+#define TF_MUTANT 0  // an injected bug (TF_MUTANT_* below) to prove the fuzzer catches it; 0 = none
+#endif
+
+// ---- Injected bugs, off by default ----
+#define TF_MUTANT_SKIP_LAST_K_TILE 1    // the main loop stops one K tile early
+#define TF_MUTANT_DROP_TAIL 2           // the last row and column of a partial tile are not stored
+#define TF_MUTANT_BETA0_READS_C 3       // C is read (and scaled by 0) even when beta == 0
+#define TF_MUTANT_INT32_OFFSET 4        // row offsets row·ld computed in 32-bit integers
+#define TF_MUTANT_NO_STAGE_BARRIER 5    // no barrier between reading a stage and refilling it
+#define TF_MUTANT_GROUP_DROP 6          // raster swizzle assumes the last group of tile rows is full
+#define TF_MUTANT_NO_K_GUARD 7          // loads along K are not bounds-checked: a partial K tile reads past K
+
+// ---- Derived values and what the tunables must satisfy ----
+namespace tf {
+constexpr int kThreadsM = BM / TM;  // threads along M
+constexpr int kThreadsN = BN / TN;  // threads along N
+constexpr int kThreads = kThreadsM * kThreadsN;
+// Floats of padding per row of transposed A: rows stay 16-byte aligned, and the transposed stores of threads
+// loading different columns of A land in different banks (for BK/VEC <= 2; two-way conflicts above).
+constexpr int kAPad = 4;
+constexpr int kARow = BM + kAPad;  // floats per row of A in shared memory: (BK, BM + kAPad) per stage
+constexpr int kBRow = BN;          // floats per row of B in shared memory: (BK, BN) per stage
+constexpr int kAStage = BK * kARow;
+constexpr int kBStage = BK * kBRow;
+constexpr int kSmemBytes = STAGES * (kAStage + kBStage) * 4;
+constexpr int kAVectors = BM * BK / VEC;  // global loads per A tile
+constexpr int kBVectors = BK * BN / VEC;  // global loads per B tile
+constexpr int kALoadsPerThread = (kAVectors + kThreads - 1) / kThreads;
+constexpr int kBLoadsPerThread = (kBVectors + kThreads - 1) / kThreads;
+}  // namespace tf
+
+static_assert(TF_INPUT == TF_TYPE_FP32 && TF_OUTPUT == TF_TYPE_FP32,
+              "gemm_simt computes fp32 inputs and output only");
+static_assert(BM % TM == 0 && BN % TN == 0, "the thread tile TMxTN must divide the CTA tile BMxBN");
+static_assert(TM % 4 == 0 && TN % 4 == 0,
+              "TM and TN must be multiples of 4 (thread tiles are read as float4 vectors)");
+static_assert(tf::kThreads <= 1024, "more than 1024 threads per CTA: (BM/TM)*(BN/TN) > 1024");
+static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage read while the next is written)");
+static_assert(VEC == 1 || VEC == 2 || VEC == 4, "VEC must be 1, 2 or 4 floats");
+static_assert(BK % VEC == 0, "VEC must divide BK (a load along K stays within one row of the A tile)");
+static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
+static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
+
+// Read back by the host after loading, to check that its launch geometry matches this instantiation.
+extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
+
+namespace tf {
+
+// Offset of element (row, col) of a row-major matrix with leading dimension ld.
+__device__ __forceinline__ tf_i64 element_offset(tf_i64 row, tf_i64 ld, tf_i64 col) {
+#if TF_MUTANT == TF_MUTANT_INT32_OFFSET
+  return static_cast<tf_i64>(static_cast<tf_i32>(row) * static_cast<tf_i32>(ld)) + col;
+#else
+  return row * ld + col;
+#endif
+}
+
+// ---- 16-byte accesses (p 16-byte aligned), global or shared ----
+__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+
+__device__ __forceinline__ void load4_to(float* r, const float* p) {
+  const float4 x = load4(p);
+  r[0] = x.x;
+  r[1] = x.y;
+  r[2] = x.z;
+  r[3] = x.w;
+}
+
+__device__ __forceinline__ void store4(float* p, float x, float y, float z, float w) {
+  float4 v;
+  v.x = x;
+  v.y = y;
+  v.z = z;
+  v.w = w;
+  *reinterpret_cast<float4*>(p) = v;
+}
+
+// ---- Vectors of VEC floats: one global load, one register group ----
+struct Vec {
+  float v[VEC];
+};
+
+__device__ __forceinline__ Vec zero_vec() {
+  Vec r;
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) r.v[e] = 0.f;
+  return r;
+}
+
+__device__ __forceinline__ Vec load_vec(const float* p) {
+  Vec r;
+#if VEC == 4
+  load4_to(r.v, p);
+#elif VEC == 2
+  const float2 x = *reinterpret_cast<const float2*>(p);
+  r.v[0] = x.x;
+  r.v[1] = x.y;
+#else
+  r.v[0] = *p;
+#endif
+  return r;
+}
+
+struct TileCoords {
+  tf_i64 m0, n0;  // first row and column of this CTA's C tile
+};
+
+// ---- Global → registers → shared memory ----
+// A tile (BM, BK) at K offset k0: vector v covers row v / (BK/VEC), columns (v % (BK/VEC))·VEC. B tile
+// (BK, BN): vector v covers row v / (BN/VEC), columns (v % (BN/VEC))·VEC. Since VEC divides K and N, a vector
+// is either wholly inside the matrix or wholly outside (zero). Loads of the next tile are issued before the
+// current one is computed on and stored after, so their latency hides behind the arithmetic.
+struct Staged {
+  Vec a[kALoadsPerThread];
+  Vec b[kBLoadsPerThread];
+};
+
+__device__ __forceinline__ void fetch(Staged& s, const TfGemmParams& p, TileCoords t, tf_i64 k0) {
+  const float* a = static_cast<const float*>(p.a);
+  const float* b = static_cast<const float*>(p.b);
+#pragma unroll
+  for (int i = 0; i < kALoadsPerThread; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    const tf_i64 row = t.m0 + v / (BK / VEC), col = k0 + (v % (BK / VEC)) * VEC;
+#if TF_MUTANT == TF_MUTANT_NO_K_GUARD
+    const bool inside = row < p.m;
+#else
+    const bool inside = row < p.m && col < p.k;
+#endif
+    const bool mine = kAVectors % kThreads == 0 || v < kAVectors;
+    s.a[i] = mine && inside ? load_vec(a + element_offset(row, p.lda, col)) : zero_vec();
+  }
+#pragma unroll
+  for (int i = 0; i < kBLoadsPerThread; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    const tf_i64 row = k0 + v / (BN / VEC), col = t.n0 + (v % (BN / VEC)) * VEC;
+#if TF_MUTANT == TF_MUTANT_NO_K_GUARD
+    const bool inside = col < p.n;
+#else
+    const bool inside = row < p.k && col < p.n;
+#endif
+    const bool mine = kBVectors % kThreads == 0 || v < kBVectors;
+    s.b[i] = mine && inside ? load_vec(b + element_offset(row, p.ldb, col)) : zero_vec();
+  }
+}
+
+// A goes in transposed, element by element: a_stage[k][m]. B goes in as it came: b_stage[k][n].
+__device__ __forceinline__ void store(const Staged& s, float* a_stage, float* b_stage) {
+#pragma unroll
+  for (int i = 0; i < kALoadsPerThread; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    if (kAVectors % kThreads == 0 || v < kAVectors) {
+      const int row = v / (BK / VEC), col = (v % (BK / VEC)) * VEC;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) a_stage[(col + e) * kARow + row] = s.a[i].v[e];
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kBLoadsPerThread; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    if (kBVectors % kThreads == 0 || v < kBVectors) {
+      float* dst = b_stage + (v / (BN / VEC)) * kBRow + (v % (BN / VEC)) * VEC;
+#if VEC == 4
+      store4(dst, s.b[i].v[0], s.b[i].v[1], s.b[i].v[2], s.b[i].v[3]);
+#else
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) dst[e] = s.b[i].v[e];
+#endif
+    }
+  }
+}
+
+// ---- Thread tile ----
+// Thread (tm, tn) owns rows (i/4·kThreadsM + tm)·4 + i%4 for i < TM and columns (j/4·kThreadsN + tn)·4 + j%4
+// for j < TN: groups of 4 spread kThreadsM (kThreadsN) groups apart, so that neighbouring threads read
+// neighbouring float4 vectors of shared memory, without bank conflicts, and store neighbouring float4s of C.
+__device__ __forceinline__ int tile_row(int tm, int i) { return ((i / 4) * kThreadsM + tm) * 4 + i % 4; }
+__device__ __forceinline__ int tile_col(int tn, int j) { return ((j / 4) * kThreadsN + tn) * 4 + j % 4; }
+
+// acc (TM × TN) += A stage (the thread's rows) · B stage (the thread's columns), one k at a time.
+__device__ __forceinline__ void compute_stage(float (&acc)[TM][TN], const float* a_stage,
+                                              const float* b_stage, int tm, int tn) {
+#pragma unroll
+  for (int k = 0; k < BK; ++k) {
+    float a[TM], b[TN];
+#pragma unroll
+    for (int i = 0; i < TM; i += 4) load4_to(a + i, a_stage + k * kARow + tile_row(tm, i));
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) load4_to(b + j, b_stage + k * kBRow + tile_col(tn, j));
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+  }
+}
+
+// ---- Epilogue: C = alpha·acc + beta·C on 4 adjacent columns, bounds-checked, a float4 where aligned ----
+__device__ __forceinline__ void store_quad(const TfGemmParams& p, tf_i64 row, tf_i64 col, const float* v) {
+#if TF_MUTANT == TF_MUTANT_DROP_TAIL
+  const tf_i64 m_limit = (p.m % BM) ? p.m - 1 : p.m;
+  const tf_i64 n_limit = (p.n % BN) ? p.n - 1 : p.n;
+#else
+  const tf_i64 m_limit = p.m, n_limit = p.n;
+#endif
+  if (row >= m_limit || col >= n_limit) return;
+  float* c = static_cast<float*>(p.c) + element_offset(row, p.ldc, col);
+#if TF_MUTANT == TF_MUTANT_BETA0_READS_C
+  const bool read_c = true;
+#else
+  const bool read_c = p.beta != 0.0f;
+#endif
+  if (col + 3 < n_limit && reinterpret_cast<tf_u64>(c) % 16 == 0) {
+    float4 old;
+    old.x = old.y = old.z = old.w = 0.f;
+    if (read_c) old = load4(c);
+    store4(c, p.alpha * v[0] + p.beta * old.x, p.alpha * v[1] + p.beta * old.y,
+           p.alpha * v[2] + p.beta * old.z, p.alpha * v[3] + p.beta * old.w);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (col + e < n_limit) c[e] = p.alpha * v[e] + (read_c ? p.beta * c[e] : 0.f);
+  }
+}
+
+}  // namespace tf
+
+extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(const TfGemmParams p) {
+  using namespace tf;
+  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
+  float* const a_smem = reinterpret_cast<float*>(smem_vectors);
+  float* const b_smem = a_smem + STAGES * kAStage;
+
+  const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
+  const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
+  const TfTile tile = tf_tile_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP);
+  if (tile.m >= tiles_m || tile.n >= tiles_n) return;
+  const TileCoords t = {tile.m * BM, tile.n * BN};
+
+  const int tm = threadIdx.x / kThreadsN;
+  const int tn = threadIdx.x % kThreadsN;
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+  tf_i64 k_tiles = tf_ceil_div(p.k, BK);
+#if TF_MUTANT == TF_MUTANT_SKIP_LAST_K_TILE
+  if (k_tiles > 1) k_tiles -= 1;
+#endif
+
+  // Prologue: the first STAGES-1 tiles go straight to their stages.
+  Staged staged;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) {
+      fetch(staged, p, t, s * BK);
+      store(staged, a_smem + s * kAStage, b_smem + s * kBStage);
+    }
+  }
+  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
+#if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
+    __syncthreads();  // stage kt is complete, and the stage stored below is no longer being read
+#endif
+    const tf_i64 next = kt + STAGES - 1;
+    if (next < k_tiles) fetch(staged, p, t, next * BK);
+    const int s = static_cast<int>(kt % STAGES);
+    compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, tm, tn);
+    if (next < k_tiles) {
+      const int s_next = static_cast<int>(next % STAGES);
+      store(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
+    }
+  }
+
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const tf_i64 row = t.m0 + tile_row(tm, i);
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) store_quad(p, row, t.n0 + tile_col(tn, j), &acc[i][j]);
+  }
+}

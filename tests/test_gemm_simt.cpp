@@ -1,0 +1,593 @@
+// Tests of the gemm_simt template (templates/gemm_simt.cu and its declaration,
+// tuner/templates/gemm_simt.cpp), stated as laws: the shared-memory and thread formulas give the figures
+// worked out by hand; every constraint can be the one that fires, and a point on either side of it falls on
+// the side the rule says; a problem is refused exactly when a rule says so, naming the field to blame; every
+// point the shipped configs keep compiles under NVRTC with the promised instructions and records the geometry
+// the host computes; every impossible combination stops at its own static_assert, and the host rule of the
+// same meaning prunes it first; every injected bug compiles to different code; the source holds nothing a HIP
+// compiler lacks. NVRTC needs no GPU, so all of this runs anywhere (tests/test_gpu.cpp runs the kernel).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "templates/tile_map.h"
+#include "tests/support/compile_checks.hpp"
+#include "tests/support/space_checks.hpp"
+#include "tuner/backend/nvrtc_compiler.hpp"
+#include "tuner/common/error.hpp"
+#include "tuner/config/config.hpp"
+#include "tuner/space/space.hpp"
+#include "tuner/templates/gemm_simt.hpp"
+
+namespace tunefuzz {
+namespace {
+
+using test::failing;
+using test::h100;
+using test::kernel_meta;
+using test::pruned_counts;
+using test::static_assert_messages;
+using test::stops_at_static_assert;
+
+// ---- helpers ------------------------------------------------------------------------------------------
+
+const KernelTemplate& simt() {
+  return gemm_simt_template();
+}
+
+/// The template's default point with `overrides` applied.
+Point at(std::initializer_list<std::pair<const char*, int64_t>> overrides) {
+  return test::point_with(simt(), overrides);
+}
+
+TemplateSearch search(std::vector<ParameterValues> space) {
+  return test::search_of("gemm_simt", std::move(space));
+}
+
+/// Every constraint at 0, then `nonzero`.
+std::map<std::string, int64_t> counts_with(std::map<std::string, int64_t> nonzero) {
+  std::map<std::string, int64_t> counts;
+  for (const Constraint& c : simt().constraints) counts[c.name] = 0;
+  for (const auto& [name, count] : nonzero) counts[name] = count;
+  return counts;
+}
+
+const TypePair kFp32{Precision::fp32, Precision::fp32};
+
+const KernelSource& simt_source() {
+  static const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_simt.cu");
+  return source;
+}
+
+const NvrtcCompiler& compiler() {
+  static const NvrtcCompiler instance;
+  return instance;
+}
+
+CompileRequest request_for(const Point& point, TypePair types = kFp32, int mutant = 0) {
+  return CompileRequest{&simt_source(), simt().defines(point, types, mutant), "sm_90"};
+}
+
+/// Compiles each distinct request once per test run.
+const CompiledKernel& compiled(const Point& point, int mutant = 0) {
+  static std::map<std::string, CompiledKernel> memo;
+  const CompileRequest request = request_for(point, kFp32, mutant);
+  const std::string key = compiler().key(request);
+  auto it = memo.find(key);
+  if (it == memo.end()) it = memo.emplace(key, compiler().compile(request)).first;
+  return it->second;
+}
+
+/// An fp32 problem of this shape, A and B stored as `layout` says.
+Problem problem(int64_t m, int64_t n, int64_t k, Layout layout = {}) {
+  Problem p;
+  p.name = "p";
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.input = p.output = Precision::fp32;
+  p.layout = layout;
+  return p;
+}
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+/// The points a shipped config's gemm_simt spaces keep, in config order, without repeats.
+std::vector<Point> shipped_points(const std::string& config_file) {
+  const Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR "/configs/") + config_file);
+  std::vector<Point> points;
+  for (const TemplateSearch& s : config.templates) {
+    if (s.name != "gemm_simt") continue;
+    for (const Point& p : Space(simt(), s, config.gpu.limits).prune().kept)
+      if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
+  }
+  return points;
+}
+
+// ---- 1. the declaration ---------------------------------------------------------------------------------
+
+TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
+  EXPECT_EQ(&find_template("gemm_simt"), &simt());
+  EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
+  EXPECT_EQ(simt().source_file, "gemm_simt.cu");
+  EXPECT_EQ(simt().entry_points, std::vector<std::string>{"tf_gemm"});
+  EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
+  // The parameters the fuzz and time stages read by name are all there.
+  for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
+    EXPECT_NE(simt().parameter(name), nullptr);
+  const Candidate candidate{&simt(), at({{"BK", 16}, {"MIN_BLOCKS", 1}}), kFp32};
+  const Candidate parsed = parse_candidate_id(candidate.id());
+  EXPECT_EQ(parsed.kernel_template, &simt());
+  EXPECT_EQ(parsed.point, candidate.point);
+  EXPECT_EQ(parsed.types, kFp32);
+}
+
+TEST(GemmSimtDeclaration, EveryParameterIsADefineOfTheKernel) {
+  // Names, defaults and define lines agree: `#define NAME DEFAULT` stands in the kernel for each parameter.
+  std::set<std::string> defined;
+  for (const Define& d : simt().defines(simt().default_point(), kFp32)) defined.insert(d.name);
+  for (const ParameterDecl& decl : simt().parameters) {
+    SCOPED_TRACE(decl.name);
+    EXPECT_TRUE(decl.compile_time);
+    EXPECT_EQ(defined.count(decl.name), 1u);
+    EXPECT_TRUE(
+        contains(simt_source().text, "#define " + decl.name + " " + std::to_string(decl.default_value)));
+  }
+}
+
+// ---- 2. the shared-memory and thread formulas, by hand -------------------------------------------------
+
+TEST(GemmSimtFormulas, SharedMemoryAndThreadsMatchHandArithmetic) {
+  // shared memory = STAGES * BK * ((BM + 4) + BN) * 4 bytes (A transposed with rows padded by 4 floats);
+  // threads = (BM/TM) * (BN/TN).
+  struct Case {
+    Point point;
+    int64_t shared_memory_bytes, threads;
+  };
+  const std::vector<Case> cases = {
+      // defaults: 2 * 8 * (132 + 128) * 4 = 16640; (128/8) * (128/8) = 256
+      {at({}), 16640, 256},
+      // 2 * 16 * 260 * 4 = 33280; 256
+      {at({{"BK", 16}}), 33280, 256},
+      // 2 * 8 * (68 + 64) * 4 = 8448; (64/4) * (64/4) = 256
+      {at({{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}}), 8448, 256},
+      // 2 * 8 * (132 + 64) * 4 = 12544; (128/8) * (64/4) = 256
+      {at({{"BN", 64}, {"TN", 4}}), 12544, 256},
+      // 3 * 8 * (68 + 128) * 4 = 18816; (64/8) * (128/8) = 128
+      {at({{"BM", 64}, {"STAGES", 3}}), 18816, 128},
+      // 2 * 32 * (260 + 128) * 4 = 99328; (256/16) * (128/8) = 256
+      {at({{"BM", 256}, {"BK", 32}, {"TM", 16}}), 99328, 256},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.point.str());
+    EXPECT_EQ(simt().shared_memory_bytes(c.point), c.shared_memory_bytes);
+    EXPECT_EQ(simt().threads_per_block(c.point), c.threads);
+    const LaunchGeometry g = simt().geometry(c.point, shape_of(problem(1000, 300, 8)));
+    EXPECT_EQ(g.block_x, c.threads);
+    EXPECT_EQ(g.shared_memory_bytes, c.shared_memory_bytes);
+    EXPECT_EQ(g.workspace_bytes, 0);
+  }
+}
+
+TEST(GemmSimtFormulas, GridIsOneCtaPerTileAndTheMapVisitsEachOnce) {
+  // grid = ceil(M/BM) * ceil(N/BN); tf_tile_map (the kernel's own mapping) visits every tile exactly once.
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {129, 64}, {1100, 264}, {4096, 4096}}) {
+    for (const Point& p : {at({}), at({{"BM", 64}, {"GROUP_M", 3}})}) {
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " " + p.str());
+      const int64_t tiles_m = (m + p["BM"] - 1) / p["BM"], tiles_n = (n + p["BN"] - 1) / p["BN"];
+      const LaunchGeometry g = simt().geometry(p, shape_of(problem(m, n, 64)));
+      ASSERT_EQ(g.grid_x, tiles_m * tiles_n);
+      std::set<std::pair<int64_t, int64_t>> seen;
+      for (int64_t cta = 0; cta < g.grid_x; ++cta) {
+        const TfTile t = tf_tile_map(cta, tiles_m, tiles_n, p["GROUP_M"], 1);
+        ASSERT_TRUE(t.m >= 0 && t.m < tiles_m && t.n >= 0 && t.n < tiles_n);
+        EXPECT_TRUE(seen.emplace(t.m, t.n).second) << "tile visited twice";
+      }
+      EXPECT_EQ(static_cast<int64_t>(seen.size()), tiles_m * tiles_n);
+    }
+  }
+}
+
+// ---- 3. the space: the shipped configs, and each rule on both sides -----------------------------------
+
+TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
+  // First entry: BM, BN in {64, 128}, BK in {8, 16}, TM, TN in {4, 8}, VEC=4, MIN_BLOCKS=2: 32 points.
+  // register_budget needs TM*TN + TM + TN + staged + 24 <= min(255, 65536 / (threads * 2)), where staged =
+  // (ceil(BM*BK/4 / threads) + ceil(BK*BN/4 / threads)) * 4:
+  //   BM=BN=128, TM=TN=4: 1024 threads -> 32 registers < 16 + 8 + 8 + 24 = 56            (BK 8, 16: 2 points)
+  //   BM=BN=128, 4x8 or 8x4: 512 threads -> 64 < 32 + 12 + 8 + 24 = 76                   (2 tiles x 2 BK: 4)
+  //   BM=BN=128, 8x8: 256 threads -> 128 >= 64 + 16 + 8 + 24 = 112 (BK=8), 120 (BK=16)   kept
+  //   one side 64, 4x4: 512 threads -> 64 >= 16 + 8 + 8 + 24 = 56                        kept
+  //   every other point has at most 256 threads -> 128 registers, and needs at most 120  kept
+  // Second entry: BM=BN=128, BK in {8, 16}, TM=TN=8, MIN_BLOCKS=1: 256 threads -> 255 registers: 2 kept.
+  // Shared memory is at most 2 * 16 * 260 * 4 = 33280 bytes everywhere.
+  for (const char* file : {"h100.yaml", "h200.yaml"}) {
+    SCOPED_TRACE(file);
+    const Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR "/configs/") + file);
+    std::vector<SpaceReport> reports;
+    for (const TemplateSearch& s : config.templates)
+      if (s.name == "gemm_simt") reports.push_back(Space(simt(), s, config.gpu.limits).prune());
+    ASSERT_EQ(reports.size(), 2u);
+    EXPECT_EQ(reports[0].enumerated, 32);
+    EXPECT_EQ(pruned_counts(reports[0]), counts_with({{"register_budget", 6}}));
+    EXPECT_EQ(reports[0].kept.size(), 26u);
+    for (const Point& p : reports[0].kept) {
+      SCOPED_TRACE(p.str());
+      EXPECT_FALSE(p["BM"] == 128 && p["BN"] == 128 && p["TM"] * p["TN"] < 64);
+    }
+    EXPECT_EQ(reports[1].enumerated, 2);
+    EXPECT_EQ(pruned_counts(reports[1]), counts_with({}));
+    EXPECT_EQ(reports[1].kept,
+              (std::vector<Point>{at({{"MIN_BLOCKS", 1}}), at({{"BK", 16}, {"MIN_BLOCKS", 1}})}));
+    // Every point computes the config's fp32 problem.
+    const auto fp32 = std::find_if(config.problems.begin(), config.problems.end(),
+                                   [](const Problem& p) { return p.name == "square_4096_fp32"; });
+    ASSERT_NE(fp32, config.problems.end());
+    EXPECT_EQ(fp32->input, Precision::fp32);
+    EXPECT_EQ(fp32->output, Precision::fp32);
+    EXPECT_EQ(std::tie(fp32->m, fp32->n, fp32->k), std::make_tuple(4096, 4096, 4096));
+    for (const SpaceReport& r : reports)
+      for (const Point& p : r.kept) EXPECT_EQ(simt().refusal(p, shape_of(*fp32)), std::nullopt) << p.str();
+  }
+}
+
+TEST(GemmSimtSpace, EveryConstraintCanFireAlone) {
+  // For each rule, assignments that break that rule and no other (arithmetic in the comments).
+  const std::vector<std::pair<std::string, std::string>> breaks = {
+      {"positive", "GROUP_M=0"},  // read by no other rule
+      // 128 % 12 = 8; 10 * 16 = 160 threads, 65536 / 320 = 204 >= 96 + 20 + 16 + 24 registers
+      {"thread_tiling", "TM=12"},
+      // 100 % 8 = 4; 2 * 8 * (132 + 100) * 4 = 14848 bytes; 16 * 12 = 192 threads
+      {"thread_tiling", "BN=100"},
+      // 32 / 2 = 16 threads along M, 256 threads: 128 >= 16 + 10 + 8 + 24 registers
+      {"thread_tile_vectors", "BM=32,TM=2"},
+      // 96 / 6 = 16 threads along N, 256 threads: 128 >= 48 + 14 + 8 + 24
+      {"thread_tile_vectors", "BN=96,TN=6"},
+      // (132/4) * (128/4) = 1056 threads > 1024; 65536 / 1056 = 62 >= 16 + 8 + 8 + 24 = 56 with MIN_BLOCKS=1
+      {"threads", "BM=132,TM=4,TN=4,MIN_BLOCKS=1"},
+      // 30 * 8 * 260 * 4 = 249600 > 232448 bytes
+      {"shared_memory", "STAGES=30"},
+      // 256 * 3 threads: 65536 / 768 = 85 < 64 + 16 + 8 + 24 = 112 registers
+      {"register_budget", "MIN_BLOCKS=3"},
+      // 16x16 outputs: 64 threads * 2 -> 255 registers < 256 + 32 + 32 + 24
+      {"register_budget", "TM=16,TN=16"},
+      {"stages", "STAGES=1"},
+      {"vector_width", "VEC=8"},  // 8 % 8 = 0: the tile still holds whole vectors
+      // VEC=3 divides BK=6: 128*6/3 = 256 and 6*128/3 = 256 vectors, one per thread
+      {"vector_width", "BK=6,VEC=3"},
+      {"vector_in_tile", "BK=2"},  // 2 % 4 = 2
+      {"vector_in_tile", "BK=6"},  // 6 % 4 = 2
+  };
+  const Space space(simt(), search({}), h100());
+  test::expect_every_rule_fires_alone(space, breaks);
+  EXPECT_TRUE(space.explain("").kept());  // the default point breaks nothing
+}
+
+TEST(GemmSimtSpace, PointsOnEitherSideOfEachRuleFallOnTheirSide) {
+  // Pairs of points one step apart across a rule's edge: the first is kept, the second is pruned by that
+  // rule.
+  struct Edge {
+    std::string rule, inside, outside;
+  };
+  const std::vector<Edge> edges = {
+      {"positive", "GROUP_M=1", "GROUP_M=0"},
+      {"thread_tiling", "TM=16", "TM=12"},  // 128 % 16 = 0 (8 * 16 threads); 128 % 12 = 8
+      {"thread_tile_vectors", "BM=32,TM=4", "BM=32,TM=2"},
+      // 1024 threads (32 x 32): 64 registers >= 16 + 8 + 8 + 24 = 56; 1056 threads (33 x 32) > 1024
+      {"threads", "BM=128,TM=4,TN=4,MIN_BLOCKS=1", "BM=132,TM=4,TN=4,MIN_BLOCKS=1"},
+      // 27 * 8 * 260 * 4 = 224640 <= 232448 < 28 * 8 * 260 * 4 = 232960
+      {"shared_memory", "STAGES=27", "STAGES=28"},
+      // 65536 / (256 * 2) = 128 >= 112; 65536 / (256 * 3) = 85 < 112
+      {"register_budget", "MIN_BLOCKS=2", "MIN_BLOCKS=3"},
+      {"stages", "STAGES=2", "STAGES=1"},
+      {"vector_width", "VEC=4", "VEC=8"},
+      {"vector_in_tile", "BK=4", "BK=2"},
+  };
+  const Space space(simt(), search({}), h100());
+  std::set<std::string> covered;
+  for (const Edge& edge : edges) {
+    SCOPED_TRACE(edge.rule + ": " + edge.inside + " | " + edge.outside);
+    EXPECT_TRUE(space.explain(edge.inside).kept());
+    EXPECT_EQ(failing(space.explain(edge.outside)), std::vector<std::string>{edge.rule});
+    covered.insert(edge.rule);
+  }
+  for (const Constraint& c : simt().constraints) EXPECT_EQ(covered.count(c.name), 1u) << c.name;
+}
+
+TEST(GemmSimtSpace, DeviceLimitsMoveTheEdges) {
+  // The same point (256 threads, 16640 bytes, 112 registers needed at MIN_BLOCKS=2) against devices one
+  // step either side of each limit it meets.
+  const TemplateSearch defaults = search({});
+  struct Limit {
+    std::string rule;
+    std::function<void(GpuLimits&, bool)> set;  // true: just enough
+  };
+  const std::vector<Limit> limits = {
+      {"threads", [](GpuLimits& l, bool enough) { l.max_threads_per_block = enough ? 256 : 255; }},
+      {"shared_memory",
+       [](GpuLimits& l, bool enough) { l.shared_memory_per_block_optin = enough ? 16640 : 16639; }},
+      // 112 * 512 = 57344 registers per SM: exactly 112 per thread for two CTAs of 256
+      {"register_budget", [](GpuLimits& l, bool enough) { l.registers_per_sm = enough ? 57344 : 57343; }},
+      {"register_budget", [](GpuLimits& l, bool enough) { l.max_registers_per_thread = enough ? 112 : 111; }},
+  };
+  for (const Limit& limit : limits) {
+    SCOPED_TRACE(limit.rule);
+    GpuLimits enough = h100(), short_by_one = h100();
+    limit.set(enough, true);
+    limit.set(short_by_one, false);
+    EXPECT_EQ(Space(simt(), defaults, enough).prune().kept.size(), 1u);
+    const SpaceReport report = Space(simt(), defaults, short_by_one).prune();
+    EXPECT_TRUE(report.kept.empty());
+    EXPECT_EQ(pruned_counts(report)[limit.rule], 1);
+  }
+}
+
+// ---- 4. refusals ---------------------------------------------------------------------------------------
+
+GemmShape shape(int64_t m, int64_t n, int64_t k) {
+  return shape_of(problem(m, n, k));
+}
+
+TEST(GemmSimtRefusal, AcceptsWhatItComputes) {
+  EXPECT_EQ(simt().refusal(at({}), shape(4096, 4096, 4096)), std::nullopt);
+  EXPECT_EQ(simt().refusal(at({}), shape(1, 4, 4)), std::nullopt);  // one row, one vector
+  GemmShape padded = shape(129, 136, 40);
+  padded.lda = 44;
+  padded.ldb = 140;
+  padded.ldc = 137;        // C rows need no alignment: the epilogue falls back to single stores
+  padded.c_alignment = 4;  // an fp32 C four bytes past an aligned address
+  EXPECT_EQ(simt().refusal(at({}), padded), std::nullopt);
+  // VEC=1 computes any shape, at any element alignment.
+  GemmShape odd = shape(97, 131, 1031);
+  odd.lda = 1034;
+  odd.ldb = 132;
+  odd.a_alignment = odd.b_alignment = odd.c_alignment = 4;
+  EXPECT_EQ(simt().refusal(at({{"VEC", 1}}), odd), std::nullopt);
+}
+
+TEST(GemmSimtRefusal, VectorWidthNamesTheFieldItNeeds) {
+  struct Case {
+    std::string field;
+    std::function<void(GemmShape&)> spoil;
+  };
+  const std::vector<Case> cases = {
+      {"K", [](GemmShape& s) { s.k = 4097, s.lda = 4100; }},
+      {"N", [](GemmShape& s) { s.n = 4093, s.ldc = 4093; }},
+      {"lda", [](GemmShape& s) { s.lda = 4097; }},
+      {"ldb", [](GemmShape& s) { s.ldb = 4099; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.field);
+    GemmShape s = shape(4096, 4096, 4096);
+    c.spoil(s);
+    for (int64_t vec : {2, 4}) {
+      const auto why = simt().refusal(at({{"VEC", vec}}), s);
+      ASSERT_TRUE(why.has_value());
+      const std::string want = "VEC=" + std::to_string(vec) + " needs " + c.field + " to be a multiple of " +
+                               std::to_string(vec) + " (" + c.field + "=";
+      EXPECT_TRUE(contains(*why, want)) << *why;
+      EXPECT_TRUE(contains(*why, "a smaller VEC serves this problem")) << *why;
+    }
+    EXPECT_EQ(simt().refusal(at({{"VEC", 1}}), s), std::nullopt);
+  }
+}
+
+TEST(GemmSimtRefusal, BaseAlignmentMustHoldAWholeVector) {
+  // VEC floats per load: A's and B's base addresses must be multiples of 4 * VEC bytes.
+  for (const auto& [vec, needed] : {std::pair<int64_t, int64_t>{4, 16}, {2, 8}, {1, 4}}) {
+    for (const bool spoil_a : {true, false}) {
+      SCOPED_TRACE("VEC=" + std::to_string(vec) + (spoil_a ? " A" : " B"));
+      GemmShape s = shape(256, 256, 256);
+      (spoil_a ? s.a_alignment : s.b_alignment) = needed;
+      EXPECT_EQ(simt().refusal(at({{"VEC", vec}}), s), std::nullopt);
+      if (needed == 4) continue;  // an fp32 operand is always 4-byte aligned
+      (spoil_a ? s.a_alignment : s.b_alignment) = needed / 2;
+      const auto why = simt().refusal(at({{"VEC", vec}}), s);
+      ASSERT_TRUE(why.has_value());
+      EXPECT_TRUE(contains(*why, "aligned to " + std::to_string(needed) + " bytes")) << *why;
+    }
+  }
+}
+
+TEST(GemmSimtRefusal, ShapesLayoutsAndGridsItCannotCompute) {
+  const Point p = at({});
+  for (const char* layout : {"RC", "CR", "CC"}) {
+    SCOPED_TRACE(layout);
+    const auto why = simt().refusal(p, shape_of(problem(256, 256, 256, *parse_layout(layout))));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(*why, std::string("gemm_simt computes row-major A and B only (layout RR), not ") + layout);
+  }
+  GemmShape empty = shape(0, 4, 4);
+  EXPECT_EQ(simt().refusal(p, empty), "M, N and K must be at least 1");
+  GemmShape short_rows = shape(8, 8, 8);
+  short_rows.lda = 4;
+  EXPECT_TRUE(
+      contains(*simt().refusal(p, short_rows), "leading dimensions must be at least the row lengths"));
+  GemmShape misaligned_c = shape(8, 8, 8);
+  misaligned_c.c_alignment = 2;
+  EXPECT_EQ(simt().refusal(p, misaligned_c), "C's base address is not aligned to its element size (4 bytes)");
+  // (2^23 / 128)^2 = 2^32 tiles: more CTAs than a grid holds; 2^22 rows fit (2^30 tiles).
+  GemmShape huge = shape(int64_t{1} << 23, int64_t{1} << 23, 4);
+  EXPECT_EQ(simt().refusal(p, huge), "the grid would need 4294967296 CTAs (over 2^31 - 1)");
+  EXPECT_EQ(simt().refusal(p, shape(int64_t{1} << 22, int64_t{1} << 22, 4)), std::nullopt);
+}
+
+// ---- 5. NVRTC: every shipped point compiles into the kernel the host describes --------------------------
+
+TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
+  std::vector<Point> points = shipped_points("h100.yaml");
+  for (const Point& p : shipped_points("h200.yaml"))
+    if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
+  ASSERT_EQ(points.size(), 28u);  // 26 + 2, as worked out in ShippedSpacesPruneAsWorkedOutByHand
+  for (const Point& point : points) {
+    SCOPED_TRACE(point.str());
+    const CompiledKernel& kernel = compiled(point);
+    EXPECT_FALSE(kernel.image.empty());
+    ASSERT_TRUE(kernel.resources.count("tf_gemm")) << kernel.log;
+    EXPECT_GT(kernel.resources.at("tf_gemm").registers, 0);
+    EXPECT_TRUE(contains(kernel.ptx, ".entry tf_gemm"));
+    for (const std::string& instruction : simt().expected_instructions(point))
+      EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
+    // CUDA cores only: no tensor-core instruction, no asynchronous copy.
+    for (const char* absent : {"mma.", "wgmma", "ldmatrix", "cp.async"})
+      EXPECT_FALSE(contains(kernel.ptx, absent)) << absent;
+    // The kernel's own record of its shape is the host's.
+    const auto meta = kernel_meta(kernel.ptx);
+    ASSERT_TRUE(meta.has_value()) << "no tf_kernel_meta initialiser in the PTX";
+    EXPECT_EQ((*meta)[0], simt().threads_per_block(point));
+    EXPECT_EQ((*meta)[1], simt().shared_memory_bytes(point));
+    EXPECT_EQ((*meta)[2], point["BM"]);
+    EXPECT_EQ((*meta)[3], point["BN"]);
+    // MIN_BLOCKS caps registers at what that many CTAs leave each thread.
+    const int64_t cap =
+        std::min<int64_t>(255, 65536 / (simt().threads_per_block(point) * point["MIN_BLOCKS"]));
+    EXPECT_LE(kernel.resources.at("tf_gemm").registers, cap);
+  }
+  // The classic shape fits two CTAs per SM without spilling.
+  EXPECT_FALSE(compiled(at({})).resources.at("tf_gemm").spills()) << compiled(at({})).log;
+}
+
+TEST(GemmSimtCompile, ExpectedInstructionsFollowVec) {
+  // B tiles stored to shared memory as float4 at VEC=4, 8-byte global loads at VEC=2, single floats at VEC=1;
+  // the thread tile is read from shared memory as float4 at every VEC.
+  for (int64_t vec : {1, 2, 4}) {
+    SCOPED_TRACE("VEC=" + std::to_string(vec));
+    const Point point = at({{"VEC", vec}});
+    const CompiledKernel& kernel = compiled(point);
+    for (const std::string& instruction : simt().expected_instructions(point))
+      EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
+    EXPECT_TRUE(contains(kernel.ptx, "ld.shared.v4.f32"));
+    EXPECT_EQ(contains(kernel.ptx, "st.shared.v4.f32"), vec == 4);
+    EXPECT_EQ(contains(kernel.ptx, "ld.global.v2.f32"), vec == 2);
+    EXPECT_TRUE(contains(kernel.ptx, "ld.global.v4.f32"));  // C, in the epilogue, where aligned
+  }
+}
+
+TEST(GemmSimtCompile, KernelMetaFollowsEveryShapeParameter) {
+  // Points that differ from the defaults in one shape parameter each record different geometry.
+  const std::vector<Point> points = {at({}),
+                                     at({{"BK", 16}}),
+                                     at({{"STAGES", 3}}),
+                                     at({{"BM", 64}}),
+                                     at({{"BN", 64}, {"TN", 4}}),
+                                     at({{"TM", 4}, {"MIN_BLOCKS", 1}})};
+  std::set<std::array<int64_t, 4>> distinct;
+  for (const Point& point : points) {
+    SCOPED_TRACE(point.str());
+    const auto meta = kernel_meta(compiled(point).ptx);
+    ASSERT_TRUE(meta.has_value());
+    EXPECT_EQ(*meta, (std::array<int64_t, 4>{simt().threads_per_block(point),
+                                             simt().shared_memory_bytes(point), point["BM"], point["BN"]}));
+    distinct.insert(*meta);
+  }
+  EXPECT_EQ(distinct.size(), points.size());
+}
+
+// ---- 6. impossible combinations stop at their own static_assert ---------------------------------------
+
+TEST(GemmSimtStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
+  struct Impossible {
+    std::string assignment;  ///< tunables changed from the defaults
+    TypePair types;
+    std::string message;     ///< the static_assert that must fire (and no other)
+    std::string constraint;  ///< the host rule that prunes the same point; empty for the element types
+  };
+  const std::vector<Impossible> cases = {
+      {"", {Precision::bf16, Precision::bf16}, "gemm_simt computes fp32 inputs and output only", ""},
+      {"", {Precision::fp32, Precision::bf16}, "gemm_simt computes fp32 inputs and output only", ""},
+      {"TM=12", kFp32, "the thread tile TMxTN must divide the CTA tile BMxBN", "thread_tiling"},
+      {"BM=32,TM=2", kFp32, "TM and TN must be multiples of 4 (thread tiles are read as float4 vectors)",
+       "thread_tile_vectors"},
+      {"BM=132,TM=4,TN=4,MIN_BLOCKS=1", kFp32, "more than 1024 threads per CTA: (BM/TM)*(BN/TN) > 1024",
+       "threads"},
+      {"STAGES=1", kFp32, "STAGES must be at least 2 (one stage read while the next is written)", "stages"},
+      {"VEC=8", kFp32, "VEC must be 1, 2 or 4 floats", "vector_width"},
+      {"BK=2", kFp32, "VEC must divide BK (a load along K stays within one row of the A tile)",
+       "vector_in_tile"},
+      {"MIN_BLOCKS=0", kFp32, "MIN_BLOCKS must be at least 1", "positive"},
+      {"GROUP_M=0", kFp32, "GROUP_M must be at least 1", "positive"},
+  };
+  const std::vector<std::string> all_messages = static_assert_messages(simt_source().text);
+  ASSERT_EQ(all_messages.size(), 9u);
+  const Space space(simt(), search({}), h100());
+  std::set<std::string> fired;
+  for (const Impossible& c : cases) {
+    const Point point = space.explain(c.assignment).point;
+    SCOPED_TRACE(point.str() + " " + to_string(c.types.input) + "-" + to_string(c.types.output));
+    ASSERT_NE(std::find(all_messages.begin(), all_messages.end(), c.message), all_messages.end())
+        << "no static_assert says '" << c.message << "'";
+    EXPECT_TRUE(stops_at_static_assert(compiler(), request_for(point, c.types), all_messages, c.message));
+    fired.insert(c.message);
+    // The host never sends such a point to the compiler: the rule of the same meaning prunes it (and element
+    // types other than fp32 are never paired with this template).
+    if (c.constraint.empty()) {
+      EXPECT_EQ(std::find(simt().supported_types.begin(), simt().supported_types.end(), c.types),
+                simt().supported_types.end());
+    } else {
+      const auto& rules = simt().constraints;
+      const auto rule = std::find_if(rules.begin(), rules.end(),
+                                     [&](const Constraint& r) { return r.name == c.constraint; });
+      ASSERT_NE(rule, rules.end());
+      EXPECT_FALSE(rule->holds(point, h100())) << rule->name;
+    }
+  }
+  EXPECT_EQ(fired, std::set<std::string>(all_messages.begin(), all_messages.end()));  // every rule exercised
+}
+
+// ---- 7. injected bugs ----------------------------------------------------------------------------------
+
+TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
+  const std::vector<std::string>& names = gemm_simt_mutant_names();
+  ASSERT_EQ(names.size(), 8u);  // 0 = none, 1..7 = TF_MUTANT_* in templates/gemm_simt.cu
+  EXPECT_EQ(names[0], "none");
+  const Point point = at({});
+  const CompiledKernel& original = compiled(point);
+  std::set<std::string> keys = {original.key};
+  for (int code = 1; code < static_cast<int>(names.size()); ++code) {
+    SCOPED_TRACE(std::to_string(code) + " " + names[code]);
+    std::string upper = names[code];
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_TRUE(contains(simt_source().text, "#define TF_MUTANT_" + upper + " " + std::to_string(code)));
+    const CompiledKernel& mutant = compiled(point, code);
+    EXPECT_FALSE(mutant.image.empty());
+    EXPECT_NE(mutant.ptx, original.ptx) << "the mutant changes nothing in the code";
+    EXPECT_TRUE(keys.insert(mutant.key).second) << "key shared with another mutant or the original";
+  }
+  // The barrier mutant really drops the barrier.
+  EXPECT_TRUE(contains(original.ptx, "bar.sync"));
+  EXPECT_FALSE(contains(compiled(point, 5).ptx, "bar.sync"));
+}
+
+// ---- 8. portability ------------------------------------------------------------------------------------
+
+TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
+  // No inline assembly, no warp-level intrinsics or warp-size constants, no CUDA-only address-space or
+  // asynchronous-copy builtins: the same text must compile under hiprtc for AMD GPUs (wavefronts of 64).
+  const std::string& text = simt_source().text;
+  for (const char* forbidden : {"asm", "__shfl", "__ballot", "__activemask", "warpSize", "__syncwarp",
+                                "__cvta", "cp.async", "__ldg", "% 32", "/ 32", "& 31", ">> 5"})
+    EXPECT_FALSE(contains(text, forbidden)) << forbidden;
+  // Only the shared portable headers are included.
+  for (size_t at = text.find("#include"); at != std::string::npos; at = text.find("#include", at + 1)) {
+    const std::string line = text.substr(at, text.find('\n', at) - at);
+    EXPECT_TRUE(line == "#include \"tunefuzz_rtc.h\"" || line == "#include \"gemm_params.h\"" ||
+                line == "#include \"tile_map.h\"")
+        << line;
+  }
+}
+
+}  // namespace
+}  // namespace tunefuzz

@@ -1,0 +1,13 @@
+// Which launcher runs a candidate: one factory per template, chosen by the template's name.
+#include "tuner/device/runner.hpp"
+
+namespace tunefuzz::device {
+
+std::unique_ptr<GemmRunner> load_candidate(const Candidate& candidate, const std::string& image) {
+  const std::string& name = candidate.kernel_template->name;
+  if (name == "gemm_mma") return make_gemm_mma_runner(candidate, image);
+  if (name == "gemm_simt") return make_gemm_simt_runner(candidate, image);
+  throw Error(ErrorKind::unsupported, "no device launcher for template " + name);
+}
+
+}  // namespace tunefuzz::device

@@ -1,0 +1,42 @@
+#include "tuner/device/template_launch.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace tunefuzz::device {
+
+void check_kernel_meta(const Module& module, const Candidate& candidate) {
+  const KernelTemplate& t = *candidate.kernel_template;
+  const int64_t smem = t.shared_memory_bytes(candidate.point);
+  const int64_t threads = t.threads_per_block(candidate.point);
+  int32_t meta[4] = {};
+  const auto [address, bytes] = module.global("tf_kernel_meta");
+  if (bytes != sizeof meta) throw Error(ErrorKind::internal, "tf_kernel_meta has an unexpected size");
+  check(cuMemcpyDtoH(meta, address, sizeof meta), "reading tf_kernel_meta");
+  const int64_t bm = candidate.point["BM"], bn = candidate.point["BN"];
+  if (meta[0] != threads || meta[1] != smem || meta[2] != bm || meta[3] != bn)
+    throw Error(ErrorKind::internal,
+                "template and host disagree on geometry for " + candidate.id() +
+                    ": kernel says threads=" + std::to_string(meta[0]) + " smem=" + std::to_string(meta[1]) +
+                    " BM=" + std::to_string(meta[2]) + " BN=" + std::to_string(meta[3]) +
+                    ", host formulas say threads=" + std::to_string(threads) + " smem=" +
+                    std::to_string(smem) + " BM=" + std::to_string(bm) + " BN=" + std::to_string(bn));
+}
+
+TfGemmParams gemm_params(const DeviceGemm& g) {
+  TfGemmParams p{};
+  p.a = reinterpret_cast<const void*>(g.a);
+  p.b = reinterpret_cast<const void*>(g.b);
+  p.c = reinterpret_cast<void*>(g.c);
+  p.m = g.shape.m;
+  p.n = g.shape.n;
+  p.k = g.shape.k;
+  p.lda = g.shape.lda;
+  p.ldb = g.shape.ldb;
+  p.ldc = g.shape.ldc;
+  p.alpha = g.alpha;
+  p.beta = g.beta;
+  return p;
+}
+
+}  // namespace tunefuzz::device

@@ -1,0 +1,52 @@
+#include "tuner/templates/gemm_rules.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace tunefuzz {
+
+Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads) {
+  return {"threads", "more threads per CTA, " + formula + ", than the device allows",
+          [threads = std::move(threads)](const Point& p, const GpuLimits& limits) {
+            return threads(p) <= std::min<int64_t>(1024, limits.max_threads_per_block);
+          }};
+}
+
+Constraint shared_memory_constraint(const std::string& what, std::function<int64_t(const Point&)> bytes) {
+  return {"shared_memory", what + ", exceeds the opt-in limit per CTA",
+          [bytes = std::move(bytes)](const Point& p, const GpuLimits& limits) {
+            return bytes(p) <= limits.shared_memory_per_block_optin;
+          }};
+}
+
+std::optional<std::string> shape_refusal(std::string_view template_name, const GemmShape& s,
+                                         int64_t c_element_bytes, int64_t tile_m, int64_t tile_n) {
+  if (s.layout != Layout{})
+    return std::string(template_name) + " computes row-major A and B only (layout RR), not " +
+           to_string(s.layout);
+  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
+  if (s.lda < s.k || s.ldb < s.n || s.ldc < s.n)
+    return std::string("leading dimensions must be at least the row lengths (lda >= K, ldb >= N, ldc >= N)");
+  if (s.c_alignment % c_element_bytes != 0)
+    return "C's base address is not aligned to its element size (" + std::to_string(c_element_bytes) +
+           " bytes)";
+  const int64_t tiles = ((s.m + tile_m - 1) / tile_m) * ((s.n + tile_n - 1) / tile_n);
+  if (tiles > INT32_MAX) return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1)";
+  return std::nullopt;
+}
+
+std::optional<std::string> vector_refusal(const GemmShape& s, int64_t vec, int64_t element_bytes,
+                                          std::string_view instead) {
+  for (const auto& [value, name] : {std::pair{s.k, "K"}, {s.n, "N"}, {s.lda, "lda"}, {s.ldb, "ldb"}})
+    if (value % vec != 0)
+      return "VEC=" + std::to_string(vec) + " needs " + name + " to be a multiple of " + std::to_string(vec) +
+             " (" + name + "=" + std::to_string(value) + "); " + std::string(instead) +
+             " serves this problem";
+  const int64_t vec_bytes = vec * element_bytes;
+  if (s.a_alignment % vec_bytes != 0 || s.b_alignment % vec_bytes != 0)
+    return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
+           std::to_string(vec_bytes) + " bytes";
+  return std::nullopt;
+}
+
+}  // namespace tunefuzz

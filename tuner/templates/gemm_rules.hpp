@@ -1,0 +1,37 @@
+// Rules every GEMM template states the same way: the constraints against a device's per-CTA limits (threads,
+// shared memory), and the problems a template refuses for shared reasons (a layout it does not compute,
+// sizes below 1, leading dimensions shorter than the rows, a misaligned C, a grid over 2^31 - 1 CTAs, vector
+// loads that K, N, the leading dimensions or the base addresses do not allow). Refusals are one line each,
+// or nullopt when the problem passes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tuner/templates/kernel_template.hpp"
+
+namespace tunefuzz {
+
+/// `threads`: a CTA of `threads(point)` threads, the formula written out in `formula`, fits the device (and
+/// 1024, the most any GPU allows).
+Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads);
+
+/// `shared_memory`: the `bytes(point)` of shared memory a CTA asks for, described in `what`, fit the opt-in
+/// limit per CTA.
+Constraint shared_memory_constraint(const std::string& what, std::function<int64_t(const Point&)> bytes);
+
+/// Row-major A and B only, M, N, K ≥ 1, lda ≥ K, ldb ≥ N, ldc ≥ N, C aligned to `c_element_bytes`, and at
+/// most 2^31 - 1 tiles of `tile_m` × `tile_n` (one CTA each).
+std::optional<std::string> shape_refusal(std::string_view template_name, const GemmShape& shape,
+                                         int64_t c_element_bytes, int64_t tile_m, int64_t tile_n);
+
+/// Loads of `vec` elements (`element_bytes` each) along K of A and N of B: K, N, lda and ldb must be
+/// multiples of `vec`, and A's and B's base addresses aligned to a whole vector. `instead` ends the message:
+/// what serves such a problem (e.g. "a smaller VEC").
+std::optional<std::string> vector_refusal(const GemmShape& shape, int64_t vec, int64_t element_bytes,
+                                          std::string_view instead);
+
+}  // namespace tunefuzz
