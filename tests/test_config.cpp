@@ -429,9 +429,7 @@ output: out.yaml
 TEST(ConfigErrors, UnknownPrecisionOutputAndLayoutAreRejected) {
   const std::string head = gpu_line + "problems:\n  - {name: a, m: 1, n: 1, k: 1, ";
   EXPECT_TRUE(fails_with(head + "precision: fp8}\n" + tail, 3, "problems[0].precision",
-                         "unknown precision 'fp8' (expected fp16 or bf16)"));
-  EXPECT_TRUE(fails_with(head + "precision: fp32}\n" + tail, 3, "problems[0].precision",
-                         "fp32 inputs are not supported yet"));
+                         "unknown precision 'fp8' (expected fp16, bf16 or fp32)"));
   EXPECT_TRUE(fails_with(head + "precision: bf16, output: int8}\n" + tail, 3, "problems[0].output",
                          "unknown output type 'int8' (expected fp16, bf16 or fp32)"));
   EXPECT_TRUE(fails_with(head + "precision: bf16, layout: RT}\n" + tail, 3, "problems[0].layout",
@@ -441,6 +439,10 @@ TEST(ConfigErrors, UnknownPrecisionOutputAndLayoutAreRejected) {
   // fp32 is a valid output type.
   const Config config = parse_config(head + "precision: fp16, output: fp32}\n" + tail, "test.yaml");
   EXPECT_EQ(config.problems[0].output, Precision::fp32);
+  // ... and a valid input type (gemm_simt computes it), whose output defaults to fp32 too.
+  const Config fp32 = parse_config(head + "precision: fp32}\n" + tail, "test.yaml");
+  EXPECT_EQ(fp32.problems[0].input, Precision::fp32);
+  EXPECT_EQ(fp32.problems[0].output, Precision::fp32);
 }
 
 TEST(ConfigErrors, NamesMustHaveTheirShape) {

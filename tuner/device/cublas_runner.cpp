@@ -24,6 +24,12 @@ cudaDataType data_type(Precision p) {
   return CUDA_R_32F;
 }
 
+// fp16/bf16 inputs: fp32 accumulation, on tensor cores where cuBLAS likes. fp32 inputs: pedantic fp32, so
+// that the baseline is a true fp32 GEMM on CUDA cores, never TF32 or a BF16x9 emulation on tensor cores.
+cublasComputeType_t compute_type(Precision input) {
+  return input == Precision::fp32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+}
+
 }  // namespace
 
 CublasRunner::CublasRunner(TypePair types, CUstream stream) : types_(types) {
@@ -68,7 +74,7 @@ void CublasRunner::run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const 
                    static_cast<int>(s.m), static_cast<int>(s.k), &alpha, reinterpret_cast<const void*>(g.b),
                    data_type(types_.input), static_cast<int>(s.ldb), reinterpret_cast<const void*>(g.a),
                    data_type(types_.input), static_cast<int>(s.lda), &beta, reinterpret_cast<void*>(g.c),
-                   data_type(types_.output), static_cast<int>(s.ldc), CUBLAS_COMPUTE_32F,
+                   data_type(types_.output), static_cast<int>(s.ldc), compute_type(types_.input),
                    CUBLAS_GEMM_DEFAULT),
       "cublasGemmEx");
 }
