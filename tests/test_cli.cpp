@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "tuner/config/config.hpp"
+
 extern char** environ;
 
 namespace {
@@ -168,7 +170,8 @@ TEST_F(Cli, ConfigDefectsExitTwoNamingFileLineAndField) {
 // Law: for every template of the shipped config, `tune space` reports the points it enumerated, the
 // pruned ones per constraint and the kept ones, and they add up: enumerated = kept + sum of pruned, kept > 0.
 TEST_F(Cli, SpaceOnTheShippedConfigAccountsForEveryPoint) {
-  const TuneRun run = tune({"space", (source_directory / "configs" / "h100.yaml").string()});
+  const fs::path config = source_directory / "configs" / "h100.yaml";
+  const TuneRun run = tune({"space", config.string()});
   EXPECT_EQ(run.exit_code, 0) << run;
   struct Counts {
     long long enumerated = -1, pruned = 0, kept = -1;
@@ -186,7 +189,9 @@ TEST_F(Cli, SpaceOnTheShippedConfigAccountsForEveryPoint) {
     if (word == "pruned") templates.back().pruned += count;
     if (word == "kept") templates.back().kept = count;
   }
-  ASSERT_EQ(templates.size(), 2u) << "one report per template search of the config\n" << run;
+  ASSERT_EQ(templates.size(), tunefuzz::load_config(config).templates.size())
+      << "one report per template search of the config\n"
+      << run;
   for (const Counts& c : templates) {
     EXPECT_GT(c.kept, 0) << run;
     EXPECT_EQ(c.enumerated, c.kept + c.pruned) << run;
@@ -203,11 +208,36 @@ TEST_F(Cli, ExplainNamesTheConstraintThatPrunesAPoint) {
   EXPECT_FALSE(contains(pruned.output, "KEPT")) << pruned;
   EXPECT_TRUE(contains(pruned.output, "FAIL shared_memory")) << pruned;
 
-  const TuneRun kept = tune({"space", config, "--explain", "BM=128,BN=128,BK=32,STAGES=3"});
+  const TuneRun kept =
+      tune({"space", config, "--template", "gemm_mma", "--explain", "BM=128,BN=128,BK=32,STAGES=3"});
   EXPECT_EQ(kept.exit_code, 0) << kept;
   EXPECT_TRUE(contains(kept.output, "KEPT")) << kept;
   EXPECT_FALSE(contains(kept.output, "PRUNED")) << kept;
   EXPECT_FALSE(contains(kept.output, "FAIL")) << kept;
+  EXPECT_FALSE(contains(kept.output, "gemm_simt")) << kept;
+}
+
+// Law: a point is explained in the templates that have every parameter it names, and only there; a point
+// no template of the config has is bad input, and so is a template the config does not search.
+TEST_F(Cli, ExplainGoesToTheTemplatesThatHaveThePointsParameters) {
+  const std::string config = (source_directory / "configs" / "h100.yaml").string();
+  // TM and TN are gemm_simt's alone. 128/4 * 128/4 = 1024 threads, two CTAs per SM (the config's
+  // MIN_BLOCKS): 32 registers each, fewer than 4*4 accumulators and the rest need.
+  const TuneRun simt = tune({"space", config, "--explain", "TM=4,TN=4"});
+  EXPECT_EQ(simt.exit_code, 0) << simt;
+  EXPECT_TRUE(contains(simt.output, "gemm_simt BM=128,BN=128,BK=8,TM=4,TN=4")) << simt;
+  EXPECT_TRUE(contains(simt.output, "FAIL register_budget")) << simt;
+  EXPECT_FALSE(contains(simt.output, "gemm_mma")) << simt;
+  // BM, BN, BK and STAGES are everyone's.
+  const TuneRun both = tune({"space", config, "--explain", "BM=256,BN=256,BK=64,STAGES=4"});
+  EXPECT_TRUE(contains(both.output, "gemm_mma BM=256")) << both;
+  EXPECT_TRUE(contains(both.output, "gemm_simt BM=256")) << both;
+  const TuneRun none = tune({"space", config, "--explain", "TM=4,WM=32"});
+  EXPECT_EQ(none.exit_code, 2) << none;
+  EXPECT_TRUE(contains(none.output, "no template")) << none;
+  const TuneRun absent = tune({"space", config, "--template", "gemm_nope"});
+  EXPECT_EQ(absent.exit_code, 2) << absent;
+  EXPECT_TRUE(contains(absent.output, "unknown template 'gemm_nope'")) << absent;
 }
 
 // Law: without a usable GPU, `tune run` still compiles every candidate (NVRTC needs no GPU), then stops

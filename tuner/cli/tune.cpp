@@ -1,5 +1,5 @@
 // tune: the tuning campaign's command line.
-//   tune space CONFIG [--explain 'BM=128,BN=256']   enumerate and prune the search space statically
+//   tune space CONFIG [--template T] [--explain P]  enumerate and prune the spaces (P: 'BM=128,BN=256')
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate with NVRTC (no GPU needed)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
@@ -8,6 +8,7 @@
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -32,6 +33,7 @@ namespace fs = std::filesystem;
 struct Options {
   std::string config;
   std::string explain;
+  std::string template_name;
   std::string output;
   std::string work_directory;
   int jobs = 0;
@@ -78,12 +80,34 @@ void print_space(const SpaceReport& r) {
   std::printf("  kept       %lld\n", static_cast<long long>(r.kept.size()));
 }
 
+// Whether `t` declares every parameter an assignment `NAME=VALUE,...` names.
+bool declares_all(const KernelTemplate& t, const std::string& assignment) {
+  for (size_t start = 0; start <= assignment.size();) {
+    const size_t end = std::min(assignment.find(',', start), assignment.size());
+    const std::string part = assignment.substr(start, end - start);
+    if (!t.parameter(part.substr(0, part.find('=')))) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 int command_space(const Options& o) {
-  const Config config = load_config(o.config);
+  Config config = load_config(o.config);
+  if (!o.template_name.empty()) {  // only the searches of one template
+    find_template(o.template_name);
+    std::erase_if(config.templates, [&](const TemplateSearch& s) { return s.name != o.template_name; });
+    if (config.templates.empty())
+      throw Error(ErrorKind::bad_input, o.config + " searches no template '" + o.template_name + "'");
+  }
   if (!o.explain.empty()) {
     YAML::Node explained;
+    int explanations = 0;
     for (const TemplateSearch& search : config.templates) {
       const KernelTemplate& t = find_template(search.name, search.where);
+      // Templates name their parameters differently (gemm_mma's WM, gemm_simt's TM): a point is explained in
+      // the searches whose template declares every parameter it names.
+      if (!declares_all(t, o.explain)) continue;
+      ++explanations;
       const Space space(t, search, config.gpu.limits);
       const Explanation e = space.explain(o.explain);
       if (o.json) {
@@ -112,6 +136,9 @@ int command_space(const Options& o) {
         std::printf("  note: the config's space does not list the value of:%s\n", names.c_str());
       }
     }
+    if (explanations == 0)
+      throw Error(ErrorKind::bad_input, "cannot explain '" + o.explain + "': no template that " + o.config +
+                                            " searches has every parameter it names (NAME=INTEGER,...)");
     if (o.json) print_json(explained);
     return 0;
   }
@@ -298,7 +325,9 @@ int main(int argc, char** argv) {
   CLI::App* space = app.add_subcommand("space", "enumerate the search space and prune it statically");
   space->add_option("config", o.config, "campaign config (configs/*.yaml)")->required();
   space->add_option("--explain", o.explain,
-                    "say why one point (NAME=VALUE,...; others default) is kept or pruned");
+                    "say why one point (NAME=VALUE,...; others default) is kept or pruned, in every "
+                    "template that has those parameters");
+  space->add_option("--template", o.template_name, "only the searches of this template (e.g. gemm_simt)");
 
   CLI::App* compile =
       app.add_subcommand("compile", "compile every kept candidate with NVRTC (no GPU needed)");
