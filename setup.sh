@@ -13,6 +13,9 @@ cd "$(dirname "$0")"
 
 packages=(build-essential cmake git pkg-config libyaml-cpp-dev libeigen3-dev libboost-dev librapidcheck-dev
           libcli11-dev libgtest-dev libssl-dev)
+# ROCm 5.2's HIP from Debian: hiprtc and comgr (libamdhip64-dev) compile gfx* targets, hipcc brings the device
+# libraries; the HIP backend is optional (CMake builds without it), but CI builds and tests it.
+packages+=(hipcc libamdhip64-dev)
 # The tests also render the HTML report in headless Chromium (tests/report_screenshot.sh).
 [[ ${1:-} == test ]] && packages+=(chromium file)
 

@@ -66,4 +66,31 @@ std::map<std::string, KernelResources> parse_ptxas_resources(const std::string& 
   return out;
 }
 
+std::string request_key(const char* key_format, const std::string& version,
+                        const std::vector<std::string>& options, const CompileRequest& request) {
+  Hasher h;
+  h.field(key_format).field(version).field(request.arch);
+  for (const auto& option : options) h.field(option);
+  h.field(request.source->file_name).field(request.source->text);
+  for (const auto& [name, text] : request.source->headers) h.field(name).field(text);
+  for (const Define& d : request.defines) h.field(d.name).field(std::to_string(d.value));
+  return h.hex();
+}
+
+std::vector<std::string> define_options(const std::vector<Define>& defines) {
+  static const std::regex identifier("[A-Z_][A-Z0-9_]*");
+  std::vector<std::string> options;
+  for (const Define& d : defines) {
+    if (!std::regex_match(d.name, identifier))
+      throw Error(ErrorKind::internal, "refusing define with name '" + d.name + "'");
+    options.push_back("-D" + d.name + "=" + std::to_string(d.value));
+  }
+  return options;
+}
+
+std::string without_nuls(std::string log) {
+  std::erase(log, '\0');
+  return log;
+}
+
 }  // namespace tunefuzz

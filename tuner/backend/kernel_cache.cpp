@@ -99,6 +99,9 @@ std::optional<CompiledKernel> KernelCache::load(
       r.spill_store_bytes = entry.second["spill_store_bytes"].as<int64_t>();
       r.spill_load_bytes = entry.second["spill_load_bytes"].as<int64_t>();
       r.static_shared_bytes = entry.second["static_shared_bytes"].as<int64_t>();
+      // AMD-only figures, absent from entries written before the hiprtc backend (NVIDIA reports neither).
+      r.scalar_registers = entry.second["scalar_registers"].as<int>(0);
+      r.spilled_registers = entry.second["spilled_registers"].as<int64_t>(0);
       kernel.resources[entry.first.as<std::string>()] = r;
     }
     kernel.from_cache = true;
@@ -129,6 +132,8 @@ void KernelCache::store(const CompiledKernel& kernel) const {
     out << YAML::Key << "spill_store_bytes" << YAML::Value << r.spill_store_bytes;
     out << YAML::Key << "spill_load_bytes" << YAML::Value << r.spill_load_bytes;
     out << YAML::Key << "static_shared_bytes" << YAML::Value << r.static_shared_bytes;
+    out << YAML::Key << "scalar_registers" << YAML::Value << r.scalar_registers;
+    out << YAML::Key << "spilled_registers" << YAML::Value << r.spilled_registers;
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -1,8 +1,8 @@
 // On-disk cache of compiled kernels, keyed by Compiler::key (compiler version, arch, options, source,
-// headers, defines). Each entry is four files: <key>.cubin, <key>.ptx, <key>.log (the compiler's output) and
-// <key>.yaml, the last holding checksums of the other three and the resources; it is written last (via
-// rename), so a half-written entry is never seen. An entry whose checksums do not match is reported and
-// treated as a miss.
+// headers, defines). Each entry is four files: <key>.cubin (the device image, whichever the backend: a cubin
+// or an AMDGPU code object), <key>.ptx (empty for hiprtc), <key>.log (the compiler's output) and <key>.yaml,
+// the last holding checksums of the other three and the resources; it is written last (via rename), so a
+// half-written entry is never seen. An entry whose checksums do not match is reported and treated as a miss.
 #pragma once
 
 #include <filesystem>

@@ -5,8 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <regex>
-
-#include "tuner/common/hash.hpp"
+#include <utility>
 
 namespace tunefuzz {
 
@@ -27,8 +26,7 @@ std::string program_log(nvrtcProgram program) {
   nvrtcGetProgramLog(program, log.data());
   // The reported size can exceed the text, and some NVRTC builds put NULs between the front end's output and
   // ptxas's: drop every NUL, keep all the text.
-  std::erase(log, '\0');
-  return log;
+  return without_nuls(std::move(log));
 }
 
 struct Program {
@@ -62,19 +60,16 @@ std::vector<std::string> NvrtcCompiler::base_options(const std::string& arch) {
 }
 
 std::string NvrtcCompiler::key(const CompileRequest& request) const {
-  Hasher h;
-  h.field(kKeyFormat).field(version_).field(request.arch);
-  for (const auto& option : base_options(request.arch)) h.field(option);
-  h.field(request.source->file_name).field(request.source->text);
-  for (const auto& [name, text] : request.source->headers) h.field(name).field(text);
-  for (const Define& d : request.defines) h.field(d.name).field(std::to_string(d.value));
-  return h.hex();
+  return request_key(kKeyFormat, version_, base_options(request.arch), request);
+}
+
+void NvrtcCompiler::require_target(const std::string& arch) const {
+  if (!valid_arch(arch))
+    throw Error(ErrorKind::bad_input, "not a CUDA architecture: '" + arch + "' (expected e.g. sm_90)");
 }
 
 CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
-  if (!valid_arch(request.arch))
-    throw Error(ErrorKind::bad_input,
-                "not a CUDA architecture: '" + request.arch + "' (expected e.g. sm_90)");
+  require_target(request.arch);
   const auto start = std::chrono::steady_clock::now();
   const KernelSource& source = *request.source;
   std::vector<const char*> header_texts, header_names;
@@ -87,12 +82,7 @@ CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {
                            static_cast<int>(header_texts.size()), header_texts.data(), header_names.data()),
         "nvrtcCreateProgram");
   std::vector<std::string> options = base_options(request.arch);
-  for (const Define& d : request.defines) {
-    // Names come from template declarations, values are integers: nothing from a config reaches here as text.
-    if (!std::regex_match(d.name, std::regex("[A-Z_][A-Z0-9_]*")))
-      throw Error(ErrorKind::internal, "refusing define with name '" + d.name + "'");
-    options.push_back("-D" + d.name + "=" + std::to_string(d.value));
-  }
+  for (std::string& define : define_options(request.defines)) options.push_back(std::move(define));
   std::vector<const char*> option_ptrs;
   for (const auto& o : options) option_ptrs.push_back(o.c_str());
   const nvrtcResult result =

@@ -10,6 +10,7 @@ class NvrtcCompiler final : public Compiler {
  public:
   NvrtcCompiler();
   std::string version() const override { return version_; }
+  void require_target(const std::string& arch) const override;
   std::string key(const CompileRequest& request) const override;
   CompiledKernel compile(const CompileRequest& request) const override;
 

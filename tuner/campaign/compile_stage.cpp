@@ -1,6 +1,6 @@
 // Compiles every candidate on all cores, through the cache, and prunes on what only the compiler knows:
 // register spills, occupancy below the configured minimum, and PTX that lacks the instructions the template
-// means to use (a slower path).
+// means to use (a slower path; NVIDIA targets only: hiprtc hands out no assembly to look into).
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -37,14 +37,16 @@ void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const
   const auto it = kernel.resources.find(main_kernel);
   if (it == kernel.resources.end()) {
     out.status = CompileStatus::compile_failed;
-    out.message = "ptxas reported no resources for " + main_kernel;
+    out.message = "the compiler reported no resources for " + main_kernel;
     return;
   }
   out.resources = it->second;
   out.occupancy =
       occupancy(t.threads_per_block(c.point), out.resources.registers,
                 t.shared_memory_bytes(c.point) + out.resources.static_shared_bytes, config.gpu.limits);
-  for (const std::string& instruction : t.expected_instructions(c.point))
+  const bool has_ptx = !is_amd_arch(config.gpu.arch);
+  for (const std::string& instruction :
+       has_ptx ? t.expected_instructions(c.point) : std::vector<std::string>{})
     if (kernel.ptx.find(instruction) == std::string::npos) {
       out.status = CompileStatus::slow_path;
       out.message = "PTX has no " + instruction + ": compiled onto a slower path";
@@ -52,8 +54,11 @@ void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const
     }
   if (out.resources.spills() && !config.pruning.allow_spills) {
     out.status = CompileStatus::spills;
-    out.message = std::to_string(out.resources.spill_store_bytes) + " bytes spill stores, " +
-                  std::to_string(out.resources.spill_load_bytes) + " bytes spill loads";
+    out.message = out.resources.spilled_registers > 0
+                      ? std::to_string(out.resources.spilled_registers) + " registers spilled to scratch (" +
+                            std::to_string(out.resources.stack_frame_bytes) + " bytes private segment)"
+                      : std::to_string(out.resources.spill_store_bytes) + " bytes spill stores, " +
+                            std::to_string(out.resources.spill_load_bytes) + " bytes spill loads";
     return;
   }
   if (out.occupancy.blocks_per_sm < config.pruning.min_blocks_per_sm) {

@@ -1,5 +1,7 @@
-// Resident CTAs per SM from a kernel's threads, registers and shared memory, against the GPU's limits (the
-// same arithmetic as the CUDA occupancy calculator, with registers allocated per warp in units of 256).
+// Resident CTAs per SM (workgroups per CU on AMD) from a kernel's threads, registers and shared memory,
+// against the GPU's limits: the arithmetic of the CUDA occupancy calculator, with threads grouped into warps
+// (wavefronts) of `limits.warp_size` and registers allocated per warp, 8 per thread at a time (256 per
+// 32-thread warp on NVIDIA, 512 per 64-wide wavefront on CDNA).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "tuner/backend/compiler_for.hpp"
 #include "tuner/campaign/environment.hpp"
 
 namespace tunefuzz {
@@ -10,12 +10,12 @@ namespace tunefuzz {
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
                                                   std::string* compiler_version) {
-  const NvrtcCompiler compiler;
+  const std::unique_ptr<Compiler> compiler = compiler_for(config.gpu);
   const KernelCache cache(KernelCache::default_directory());
-  if (compiler_version) *compiler_version = compiler.version();
+  if (compiler_version) *compiler_version = compiler->version();
   std::fprintf(stderr, "compiling %zu candidates with %s for %s (cache: %s)\n", candidates.size(),
-               compiler.version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
-  return compile_stage(candidates, config, compiler, cache, {template_directory(), jobs});
+               compiler->version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
+  return compile_stage(candidates, config, *compiler, cache, {template_directory(), jobs});
 }
 
 Prepared prepare(const std::filesystem::path& config_file, int jobs, const std::vector<Candidate>& extra) {

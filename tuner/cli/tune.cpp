@@ -1,6 +1,6 @@
 // tune: the tuning campaign's command line.
 //   tune space CONFIG [--template T] [--explain P]  enumerate and prune the spaces (P: 'BM=128,BN=256')
-//   tune compile CONFIG [--jobs N]                   compile every kept candidate with NVRTC (no GPU needed)
+//   tune compile CONFIG [--jobs N]                   compile every kept candidate (NVRTC or hiprtc; no GPU)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
 //   tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
@@ -329,8 +329,8 @@ int main(int argc, char** argv) {
                     "template that has those parameters");
   space->add_option("--template", o.template_name, "only the searches of this template (e.g. gemm_simt)");
 
-  CLI::App* compile =
-      app.add_subcommand("compile", "compile every kept candidate with NVRTC (no GPU needed)");
+  CLI::App* compile = app.add_subcommand(
+      "compile", "compile every kept candidate with NVRTC (sm_*) or hiprtc (gfx*); no GPU needed");
   compile->add_option("config", o.config, "campaign config")->required();
   compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
 
