@@ -90,6 +90,9 @@ std::string to_string(const CaseRecord& record) {
   if (record.a_offset) line += " a_offset=" + std::to_string(record.a_offset);
   if (record.b_offset) line += " b_offset=" + std::to_string(record.b_offset);
   if (record.c_offset) line += " c_offset=" + std::to_string(record.c_offset);
+  if (record.splits) line += " splits=" + std::to_string(record.splits);
+  if (record.grid) line += " grid=" + std::to_string(record.grid);
+  if (record.layout != Layout{}) line += " layout=" + to_string(record.layout);
   return line;
 }
 
@@ -115,6 +118,8 @@ std::optional<CaseRecord> parse_case_line(std::string_view line) {
                          : key == "a_offset" ? &r.a_offset
                          : key == "b_offset" ? &r.b_offset
                          : key == "c_offset" ? &r.c_offset
+                         : key == "splits"   ? &r.splits
+                         : key == "grid"     ? &r.grid
                                              : nullptr;
       if (integer)
         *integer = std::stoll(value);
@@ -126,7 +131,11 @@ std::optional<CaseRecord> parse_case_line(std::string_view line) {
         r.seed = std::stoull(value);
       else if (key == "dist" && !parse_distribution(value, r.distribution))
         return std::nullopt;
-      else if (key != "dist")
+      else if (key == "layout") {
+        const auto layout = parse_layout(value);
+        if (!layout) return std::nullopt;
+        r.layout = *layout;
+      } else if (key != "dist")
         continue;
       any = true;
     }

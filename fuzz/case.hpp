@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "tuner/common/precision.hpp"
+
 namespace tunefuzz::fuzz {
 
 /// How matrix elements are drawn.
@@ -31,25 +33,30 @@ bool parse_distribution(const std::string& text, Distribution& out);
 /// exact oracle applies.
 bool is_exact(Distribution distribution);
 
-/// One GEMM test case. Leading dimensions are the minimum (k for A, n for B and C) plus the padding.
+/// One GEMM test case. Leading dimensions are the minimum (the stored row length: K for row-major A, M for
+/// column-major A, N or K for B, N for C) plus the padding.
 struct CaseRecord {
   int64_t m = 1, n = 1, k = 1;
+  Layout layout;                                  ///< storage orders of A and B
   int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  ///< extra elements per row beyond the minimum
   /// Elements between an aligned allocation and the operand's first element: misaligned base pointers.
   int64_t a_offset = 0, b_offset = 0, c_offset = 0;
   double alpha = 1.0, beta = 0.0;
+  /// Launch overrides (0 = the candidate's own): K splits, and the CTA count of a persistent grid.
+  int64_t splits = 0, grid = 0;
   Distribution distribution = Distribution::small_int;
   uint64_t seed = 0;  ///< seeds the element values
 
-  int64_t lda() const { return k + lda_pad; }
-  int64_t ldb() const { return n + ldb_pad; }
+  int64_t lda() const { return (layout.a == Order::row ? k : m) + lda_pad; }
+  int64_t ldb() const { return (layout.b == Order::row ? n : k) + ldb_pad; }
   int64_t ldc() const { return n + ldc_pad; }
 
   friend bool operator==(const CaseRecord&, const CaseRecord&) = default;
 };
 
 /// One line, e.g. `m=17 n=8 k=4099 lda_pad=0 ldb_pad=8 ldc_pad=0 alpha=1 beta=0 dist=small_int seed=42`, with
-/// ` a_offset=N` (and b, c) appended only when non-zero.
+/// ` a_offset=N` (and b, c, then splits and grid) appended only when non-zero, and ` layout=CR` only when not
+/// RR.
 std::string to_string(const CaseRecord& record);
 
 /// The inverse of to_string, for a record written after a word (`case m=17 n=8 ...` in a worker's progress

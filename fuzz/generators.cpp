@@ -164,9 +164,25 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
       gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.k_unit; });
   const Gen<int64_t> pad_b =
       gen::map(choice<int64_t>({0, 0, 0, 1, 8}), [s](int64_t p) { return p * s.n_unit; });
+  // Launch overrides: 0 keeps the candidate's own; a negative split code stands for the K tile count (-1)
+  // and one more (-2), resolved once K is known.
+  const Gen<int64_t> splits =
+      s.varies_splits ? weighted_choice<int64_t>({{4, 0}, {1, 1}, {1, 2}, {1, 3}, {1, -1}, {1, -2}})
+                      : gen::just<int64_t>(0);
+  const Gen<int64_t> grid = s.varies_grid
+                                ? weighted_choice<int64_t>({{4, 0},
+                                                            {1, 1},
+                                                            {1, 2},
+                                                            {1, 3},
+                                                            {1, std::max<int64_t>(1, s.sm_count / 3)},
+                                                            {1, s.sm_count / 2 + 1}})
+                                : gen::just<int64_t>(0);
+  std::vector<std::pair<int, Layout>> layout_weights;
+  for (const Layout& layout : s.layouts) layout_weights.emplace_back(layout == Layout{} ? 3 : 1, layout);
+  const Gen<Layout> layout = weighted_choice<Layout>(layout_weights);
   return gen::apply(
       [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d,
-          uint64_t seed, std::vector<int64_t> offsets) {
+          uint64_t seed, std::vector<int64_t> offsets, int64_t split_code, int64_t grid, Layout layout) {
         CaseRecord r;
         r.m = shape.m;
         r.n = shape.n;
@@ -186,10 +202,22 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
         r.c_offset = offsets[2];
         r.distribution = d;
         r.seed = seed;
+        const int64_t k_tiles = (r.k + s.tile_k - 1) / s.tile_k;
+        r.splits = split_code == -1 ? k_tiles : split_code == -2 ? k_tiles + 1 : split_code;
+        r.grid = grid;
+        // Shapes keep K and N multiples of the units; a column-major A is stored along M, so M becomes a
+        // multiple of A's unit; a column-major B is stored along K, so K one of B's unit as well (rounding
+        // down, to stay within the cap, but never below one unit).
+        r.layout = layout;
+        if (layout.a == Order::col) r.m = std::max(s.k_unit, round_down(r.m, s.k_unit));
+        if (layout.b == Order::col) {
+          const int64_t unit = std::max(s.k_unit, s.n_unit);  // both powers of two: their common multiple
+          r.k = std::max(unit, round_down(r.k, unit));
+        }
         return r;
       },
       gen_shape(s), pad_a, pad_b, choice<int64_t>({0, 0, 1, 3, 8}), scalars, distribution,
-      gen::inRange<uint64_t>(0, 1u << 20), offsets);
+      gen::inRange<uint64_t>(0, 1u << 20), offsets, splits, grid, layout);
 }
 
 std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
@@ -209,6 +237,10 @@ std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
   if (r.beta != 0) tags.push_back("beta_nonzero");
   if (r.a_offset || r.b_offset || r.c_offset) tags.push_back("offset_pointers");
   if (r.alpha != 1) tags.push_back("alpha_not_one");
+  if (r.layout != Layout{}) tags.push_back("layout_" + to_string(r.layout));
+  if (r.splits > 1) tags.push_back("split_k");
+  if (r.splits > (r.k + s.tile_k - 1) / s.tile_k) tags.push_back("empty_splits");
+  if (r.grid > 0 && r.grid < tiles * std::max<int64_t>(1, r.splits)) tags.push_back("persistent_grid");
   tags.push_back(std::string("dist_") + to_string(r.distribution));
   return tags;
 }

@@ -1,7 +1,8 @@
 // RapidCheck generators of case records, aimed at the classic GEMM bugs: sizes 1..20, tile multiples ± 1
 // and ± the vector width, K below, at and around the pipeline depth, grids of 0.5, 1.25 and 2.5 waves,
-// large K, padded leading dimensions, the alpha/beta pairs that expose C handling, and value distributions
-// from exact small integers to normal values. They generate records (a few numbers), so shrinking is cheap.
+// large K, padded leading dimensions, the alpha/beta pairs that expose C handling, split counts up to one
+// more than the K tiles, persistent grids of 1, 2 and 3 CTAs, and value distributions from exact small
+// integers to normal values. They generate records (a few numbers), so shrinking is cheap.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,11 @@ namespace tunefuzz::fuzz {
 
 /// What the candidate under test accepts and where its edges are.
 struct CaseSpace {
-  int64_t k_unit = 1;  ///< K, lda must be multiples of this (the candidate's vector width, or 1)
-  int64_t n_unit = 1;  ///< N, ldb must be multiples of this
+  /// A's stored row length (K row-major, M column-major) and lda must be multiples of this (the candidate's
+  /// vector width, or 1); K always is, whatever the layout.
+  int64_t k_unit = 1;
+  /// B's stored row length (N row-major, K column-major) and ldb must be multiples of this; N always is.
+  int64_t n_unit = 1;
   int64_t tile_m = 128, tile_n = 128, tile_k = 32;
   int64_t stages = 3;
   int64_t sm_count = 132;
@@ -25,6 +29,14 @@ struct CaseSpace {
   /// Weight (against 8 for all other shapes) of "huge" cases: C with more than 2^31 elements, K small, so
   /// 32-bit offset arithmetic overflows. Each costs seconds and 8+ GB, so campaigns opt in (0 = never).
   int huge_weight = 0;
+  /// The candidate splits K (SPLIT_K): cases override its split count with 1, 2, 3, the K tile count and
+  /// one more (empty splits must still be correct).
+  bool varies_splits = false;
+  /// The candidate walks units with stride gridDim.x: cases override its grid with 1, 2, 3 CTAs and odd
+  /// fractions of a wave.
+  bool varies_grid = false;
+  /// Storage orders of A and B the candidate computes; cases draw from them (row-major A and B most often).
+  std::vector<Layout> layouts = {Layout{}};
 };
 
 rc::Gen<CaseRecord> gen_case(const CaseSpace& space);

@@ -1,6 +1,7 @@
 // Host matrices in kernel element types and the deterministic materialisation of a case record.
 // Rounding goes straight from double to the target format (ties to even) so no value is rounded twice;
-// Eigen's half and bfloat16 then only carry values that are already exact in their format.
+// Eigen's half and bfloat16 then only carry values that are already exact in their format, and the fp8 codes
+// are packed here, bit by bit, from values already exact in them.
 #include "fuzz/matrix.hpp"
 
 #include <algorithm>
@@ -21,11 +22,13 @@ namespace tunefuzz::fuzz {
 namespace {
 
 /// A binary floating-point format: `precision` significand bits (hidden one included), the exponent of
-/// its smallest normal, and its largest finite value.
+/// its smallest normal, its largest finite value, and whether it has infinities (fp8e4m3 has none: a value
+/// that would round to infinity is NaN there, and its all-ones code 0x7F is its only NaN).
 struct Format {
   int precision;
   int min_exponent;
   double max_finite;
+  bool has_infinity = true;
 };
 
 Format format_of(Precision type) {
@@ -36,11 +39,18 @@ Format format_of(Precision type) {
       return {8, -126, 0x1.fep127};
     case Precision::fp32:
       return {24, -126, static_cast<double>(std::numeric_limits<float>::max())};
+    case Precision::tf32:
+      return {11, -126, 0x1.ffcp127};
+    case Precision::fp8e4m3:
+      return {4, -6, 448.0, false};
+    case Precision::fp8e5m2:
+      return {3, -14, 57344.0};
   }
   throw Error(ErrorKind::internal, "unknown precision");
 }
 
-/// Round a finite, positive double to `format`, ties to even, independent of the FPU rounding mode.
+/// Round a finite, positive double to `format`, ties to even, independent of the FPU rounding mode. Beyond
+/// the largest finite value the result is +Inf (round_to turns it into NaN where there is no infinity).
 double round_positive(const Format& format, double magnitude) {
   // Quantum of the result: the spacing of the format in the binade of `magnitude` (subnormals share the
   // spacing of the smallest normal binade).
@@ -53,6 +63,55 @@ double round_positive(const Format& format, double magnitude) {
   if (fraction > 0.5 || (fraction == 0.5 && std::fmod(integral, 2.0) == 1.0)) integral += 1.0;
   const double rounded = std::ldexp(integral, quantum_exponent);
   return rounded > format.max_finite ? std::numeric_limits<double>::infinity() : rounded;
+}
+
+// ---- 8-bit formats: 1 sign bit, 8 - precision exponent bits (bias 1 - min_exponent), precision - 1
+// mantissa bits. Both work on values already exact in the format (round_to first).
+
+constexpr uint8_t kSignBit = 0x80;
+
+/// The NaN code a store writes (without its sign): E4M3's only one, E5M2's quiet NaN (what NVIDIA's
+/// conversions write for a default NaN).
+uint8_t fp8_nan(const Format& format) {
+  return format.has_infinity ? 0x7E : 0x7F;
+}
+
+uint8_t fp8_bits(const Format& format, double exact) {
+  const uint8_t sign = std::signbit(exact) ? kSignBit : 0;
+  const int mantissa_bits = format.precision - 1;
+  const uint8_t infinity = static_cast<uint8_t>((0x7F >> mantissa_bits) << mantissa_bits);  // 0x7C in E5M2
+  if (std::isnan(exact) || (std::isinf(exact) && !format.has_infinity)) return sign | fp8_nan(format);
+  if (std::isinf(exact)) return sign | infinity;
+  const double magnitude = std::fabs(exact);
+  if (magnitude == 0) return sign;
+  const int exponent = std::ilogb(magnitude);
+  if (exponent < format.min_exponent) {  // subnormal: exponent field 0, magnitude = mantissa · 2^(emin - m)
+    return sign | static_cast<uint8_t>(std::ldexp(magnitude, mantissa_bits - format.min_exponent));
+  }
+  // Normal: significand in [2^m, 2^(m+1)), the leading one hidden; biased exponent from 1.
+  const auto significand = static_cast<unsigned>(std::ldexp(magnitude, mantissa_bits - exponent));
+  const auto biased = static_cast<unsigned>(exponent - format.min_exponent + 1);
+  return sign | static_cast<uint8_t>((biased << mantissa_bits) | (significand - (1u << mantissa_bits)));
+}
+
+double fp8_value(const Format& format, uint8_t bits) {
+  const int mantissa_bits = format.precision - 1;
+  const unsigned magnitude_bits = bits & 0x7Fu;
+  const unsigned biased = magnitude_bits >> mantissa_bits;
+  const unsigned mantissa = magnitude_bits & ((1u << mantissa_bits) - 1);
+  const unsigned all_ones = 0x7Fu >> mantissa_bits;
+  double magnitude;
+  if (format.has_infinity && biased == all_ones)
+    magnitude =
+        mantissa == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  else if (!format.has_infinity && magnitude_bits == 0x7Fu)
+    magnitude = std::numeric_limits<double>::quiet_NaN();
+  else if (biased == 0)
+    magnitude = std::ldexp(mantissa, format.min_exponent - mantissa_bits);
+  else
+    magnitude = std::ldexp((1u << mantissa_bits) | mantissa,
+                           static_cast<int>(biased) - 1 + format.min_exponent - mantissa_bits);
+  return std::copysign(magnitude, bits & kSignBit ? -1.0 : 1.0);
 }
 
 uint16_t half_bits(double exact) {
@@ -79,7 +138,7 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
   boost::random::uniform_int_distribution<int> one_in(0, 499);
   boost::random::uniform_int_distribution<int> coin(0, 1);
   // Smallest normal of the type / 8: a scale that lands values in the subnormal range.
-  const double subnormal_scale = (matrix.type() == Precision::fp16 ? 0x1p-14 : 0x1p-126) / 8;
+  const double subnormal_scale = smallest_normal(matrix.type()) / 8;
   for (int64_t row = 0; row < matrix.rows(); ++row) {
     for (int64_t col = 0; col < matrix.cols(); ++col) {
       double value = 0;
@@ -112,7 +171,7 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
         case Distribution::identity:
           value = operand == Operand::a ? (row == col ? 1.0 : 0.0) : small_int(engine);
           break;
-        case Distribution::sparse_nonfinite: {
+        case Distribution::sparse_nonfinite: {  // ±Inf is stored as NaN in fp8e4m3 (no infinities)
           value = small_int(engine);
           const int pick = one_in(engine);
           if (pick == 0) value = std::numeric_limits<double>::quiet_NaN();
@@ -129,8 +188,16 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
 }  // namespace
 
 double round_to(Precision type, double value) {
-  if (!std::isfinite(value) || value == 0) return value;  // NaN, ±Inf and ±0 are kept as they are
-  return std::copysign(round_positive(format_of(type), std::fabs(value)), value);
+  if (std::isnan(value) || value == 0) return value;  // NaN and ±0 are kept as they are
+  const Format format = format_of(type);
+  const double magnitude = std::isinf(value) ? value : round_positive(format, std::fabs(value));
+  if (std::isinf(magnitude) && !format.has_infinity)
+    return std::copysign(std::numeric_limits<double>::quiet_NaN(), value);
+  return std::copysign(magnitude, value);
+}
+
+double smallest_normal(Precision type) {
+  return std::ldexp(1.0, format_of(type).min_exponent);
 }
 
 HostMatrix::HostMatrix(Precision type, int64_t rows, int64_t cols, int64_t ld)
@@ -145,11 +212,15 @@ HostMatrix::HostMatrix(Precision type, int64_t rows, int64_t cols, int64_t ld)
 double HostMatrix::get(int64_t row, int64_t col) const {
   const size_t index = static_cast<size_t>(row * ld_ + col);
   switch (type_) {
-    case Precision::fp32: {
+    case Precision::fp32:
+    case Precision::tf32: {
       float value;
       std::memcpy(&value, storage_.data() + index * sizeof(float), sizeof(float));
       return value;
     }
+    case Precision::fp8e4m3:
+    case Precision::fp8e5m2:
+      return fp8_value(format_of(type_), static_cast<uint8_t>(storage_[index]));
     case Precision::fp16: {
       uint16_t bits;
       std::memcpy(&bits, storage_.data() + index * sizeof(uint16_t), sizeof(uint16_t));
@@ -168,11 +239,16 @@ void HostMatrix::set(int64_t row, int64_t col, double value) {
   const size_t index = static_cast<size_t>(row * ld_ + col);
   const double rounded = round_to(type_, value);  // exact in the element type from here on
   switch (type_) {
-    case Precision::fp32: {
+    case Precision::fp32:
+    case Precision::tf32: {  // tf32: the rounded value is exact in float, its low 13 mantissa bits zero
       const float stored = static_cast<float>(rounded);
       std::memcpy(storage_.data() + index * sizeof(float), &stored, sizeof(float));
       return;
     }
+    case Precision::fp8e4m3:
+    case Precision::fp8e5m2:
+      storage_[index] = static_cast<std::byte>(fp8_bits(format_of(type_), rounded));
+      return;
     case Precision::fp16: {
       const uint16_t bits = half_bits(rounded);
       std::memcpy(storage_.data() + index * sizeof(uint16_t), &bits, sizeof(uint16_t));
@@ -197,6 +273,14 @@ void HostMatrix::fill(double value) {
   }
 }
 
+HostMatrix transposed(const HostMatrix& logical, int64_t ld) {
+  HostMatrix out(logical.type(), logical.cols(), logical.rows(), ld);
+  out.fill(std::numeric_limits<double>::quiet_NaN());
+  for (int64_t i = 0; i < logical.rows(); ++i)
+    for (int64_t j = 0; j < logical.cols(); ++j) out.set(j, i, logical.get(i, j));
+  return out;
+}
+
 CaseOperands materialise(const CaseRecord& record, Precision input, Precision output) {
   if (record.m < 1 || record.n < 1 || record.k < 1 || record.lda_pad < 0 || record.ldb_pad < 0 ||
       record.ldc_pad < 0) {
@@ -204,8 +288,9 @@ CaseOperands materialise(const CaseRecord& record, Precision input, Precision ou
                 "case record with a non-positive size or a negative padding: " + to_string(record));
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  CaseOperands operands{HostMatrix(input, record.m, record.k, record.lda()),
-                        HostMatrix(input, record.k, record.n, record.ldb()),
+  const bool a_row = record.layout.a == Order::row, b_row = record.layout.b == Order::row;
+  CaseOperands operands{HostMatrix(input, record.m, record.k, a_row ? record.lda() : record.k),
+                        HostMatrix(input, record.k, record.n, b_row ? record.ldb() : record.n),
                         HostMatrix(output, record.m, record.n, record.ldc())};
   // NaN first, values second: padding (and C when beta == 0) keeps the NaN, poisoning any read of it.
   operands.a.fill(nan);

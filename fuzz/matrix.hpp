@@ -1,6 +1,7 @@
-// Host matrices in the element types a kernel sees (fp16, bf16 stored as their 16-bit patterns; fp32),
-// row-major with a leading dimension, and their materialisation from a case record. Element access goes
-// through double, rounding to nearest-even on store, so the oracle can work in one type.
+// Host matrices in the element types a kernel sees (fp16, bf16 as their 16-bit patterns; fp32; tf32 as fp32
+// bits; fp8e4m3, fp8e5m2 as their 8-bit patterns), row-major with a leading dimension, and their
+// materialisation from a case record. Element access goes through double, rounding to nearest-even on
+// store, so the oracle can work in one type.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +13,14 @@
 
 namespace tunefuzz::fuzz {
 
-/// Round a double to the nearest value of `type` (ties to even) and return it as a double.
+/// Round a double to the nearest value of `type` (ties to even) and return it as a double. NaN and ±0 are
+/// kept; a value beyond the largest finite one (±Inf included) becomes ±Inf, or NaN of the same sign in
+/// fp8e4m3, which has no infinities.
 double round_to(Precision type, double value);
+
+/// The smallest positive normal value of `type` (2^-14 fp16, 2^-126 bf16/fp32/tf32, 2^-6 fp8e4m3, 2^-14
+/// fp8e5m2).
+double smallest_normal(Precision type);
 
 class HostMatrix {
  public:
@@ -28,7 +35,8 @@ class HostMatrix {
 
   /// Element (row, col) as a double; `col` may reach into the padding (up to ld − 1). Unchecked.
   double get(int64_t row, int64_t col) const;
-  /// Stores `value` rounded to the element type (ties to even; NaN and ±Inf kept). Unchecked, like get.
+  /// Stores `value` rounded to the element type (round_to: ties to even; NaN kept, ±Inf kept except in
+  /// fp8e4m3, where it is NaN). NaN is stored as 0x7F (fp8e4m3) or 0x7E (fp8e5m2) with its sign. Unchecked.
   void set(int64_t row, int64_t col, double value);
   /// Fills every element, the padding between rows included, with `value` (NaN allowed).
   void fill(double value);
@@ -50,8 +58,14 @@ struct CaseOperands {
   HostMatrix a, b, c;
 };
 
+/// The operand `logical` as a kernel reads it when stored column-major with leading dimension `ld` (≥ its
+/// rows): its transpose, with NaN in the padding.
+HostMatrix transposed(const HostMatrix& logical, int64_t ld);
+
 /// Deterministic in (record, types): the same record gives the same matrices on every machine.
-/// A and B are in `input`, C in `output`; the row padding of all three is NaN. Throws Error(bad_input)
+/// A and B are in `input`, C in `output`; the row padding of all three is NaN. A and B are logical (m×k,
+/// k×n) and row-major; one the record stores column-major has no padding here: its device image is
+/// `transposed(a, record.lda())`. Throws Error(bad_input)
 /// for a record with a size below 1 or a negative padding.
 CaseOperands materialise(const CaseRecord& record, Precision input, Precision output);
 

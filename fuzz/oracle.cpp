@@ -26,10 +26,6 @@ constexpr size_t kMaxExamples = 8;
 // Stream for the sampled element positions, apart from the Gaussian projection vectors.
 constexpr uint64_t kSampleStream = 0xd1b54a32d192ed03ull;
 
-double smallest_normal(Precision type) {
-  return type == Precision::fp16 ? 0x1p-14 : 0x1p-126;
-}
-
 void require(bool condition, const std::string& message) {
   if (!condition) throw Error(ErrorKind::internal, "oracle: " + message);
 }

@@ -1,9 +1,14 @@
 // GEMM on tensor cores through mma.sync (sm_80 and newer): C = alpha·A·B + beta·C, A (M×K) and B (K×N)
-// row-major in fp16 or bf16, fp32 accumulation, C in fp16, bf16 or fp32. One CTA computes a BM×BN tile; its
-// warps each own a WM×WN sub-tile of m16n8k16 mma fragments. A and B tiles stream through a STAGES-deep
+// in fp16 or bf16 (m16n8k16), tf32 (fp32 storage, m16n8k8) or fp8 e4m3/e5m2 (m16n8k32, sm_89+), fp32
+// accumulation, C in fp16, bf16 or fp32. Either operand may be stored row- or column-major (one entry point
+// per storage order; fp8 reads A by rows and B by columns only, the form its mma takes without a byte
+// transpose). One CTA computes a BM×BN tile; its warps each own a WM×WN sub-tile of 16×8 mma fragments. A and B tiles stream through a STAGES-deep
 // shared-memory ring filled by cp.async (or, for VEC == 1, by loads staged through registers), read back
 // with ldmatrix. Every M, N, K ≥ 1 is handled; VEC must divide K, N, lda and ldb (the launcher packs
 // misaligned operands into padded scratch first when PACK == 1). With beta == 0, C is never read.
+// Work is split into units (output tile × K split, templates/tile_map.h) that CTAs walk with stride
+// gridDim.x, so one kernel serves plain grids, persistent grids of any size and split-K; with splits > 1,
+// tf_reduce sums the fp32 partials in a fixed order (deterministic) and applies the epilogue.
 //
 // Host-side declaration of the same tunables, constraints and shared-memory formula: tuner/templates/gemm_mma.cpp.
 #include "tunefuzz_rtc.h"
@@ -30,7 +35,7 @@
 #define STAGES 3  // shared-memory pipeline depth: tiles in flight plus the one being consumed
 #endif
 #ifndef VEC
-#define VEC 8  // elements per global load along K of A and N of B (16 bytes at 8); must divide K, N, lda, ldb
+#define VEC 8  // elements per global load along the stored rows of A and B (at most 16 bytes)
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8  // CTA raster swizzle: tile rows walked together so concurrent CTAs share L2 lines
@@ -39,7 +44,7 @@
 #define SWIZZLE 1  // shared-memory layout: 1 = 16-byte chunks XOR-swizzled by row, 0 = rows padded by 16 bytes
 #endif
 #ifndef TF_INPUT
-#define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16 or TF_TYPE_BF16)
+#define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _TF32, _FP8E4M3, _FP8E5M2)
 #endif
 #ifndef TF_OUTPUT
 #define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, TF_TYPE_BF16 or TF_TYPE_FP32)
@@ -57,40 +62,65 @@
 #define TF_MUTANT_NO_STAGE_BARRIER 6    // no barrier between consuming a stage and refilling it
 #define TF_MUTANT_GROUP_DROP 7          // raster swizzle assumes the last group of tile rows is full
 #define TF_MUTANT_FP16_ACC 8            // accumulators rounded to fp16 after every k step
+#define TF_MUTANT_UNIT_KEEPS_ACC 9      // accumulators are zeroed once per CTA, not once per unit
+#define TF_MUTANT_EMPTY_SPLIT_SKIPS 10  // a split with no K tiles writes no partial (stale workspace)
+#define TF_MUTANT_SPLIT_DROPS_REMAINDER 11  // every split gets k_tiles / splits tiles: the remainder is lost
 
 // ---- Derived values and what the tunables must satisfy ----
+#if TF_INPUT == TF_TYPE_TF32
+#define TF_ELEM_BYTES 4
+#elif TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
+#define TF_ELEM_BYTES 1
+#else
+#define TF_ELEM_BYTES 2
+#endif
+// Loads of 4, 8 or 16 bytes go through cp.async; narrower ones (VEC = 1 at 16 bits, VEC < 4 at 8 bits)
+// through registers.
+#define TF_ASYNC (VEC * TF_ELEM_BYTES >= 4)
+
 namespace tf {
+#if TF_ELEM_BYTES == 4
+typedef tf_u32 elem_t;
+#elif TF_ELEM_BYTES == 1
+typedef unsigned char elem_t;
+#else
+typedef tf_u16 elem_t;
+#endif
+constexpr int kElemBytes = TF_ELEM_BYTES;
+constexpr int kChunk = 16 / kElemBytes;  // elements per 16-byte chunk: one ldmatrix row, one cp.async
+constexpr int kMmaK = 2 * kChunk;        // K of one mma: 16 (fp16, bf16), 8 (tf32), 32 (fp8)
 constexpr int kWarpsM = BM / WM;
 constexpr int kWarpsN = BN / WN;
 constexpr int kThreads = kWarpsM * kWarpsN * 32;
 constexpr int kMmaM = WM / 16;  // m16 fragments per warp tile
 constexpr int kMmaN = WN / 8;   // n8 fragments per warp tile
-constexpr int kPad = SWIZZLE ? 0 : 8;  // elements of padding per shared-memory row
-constexpr int kARow = BK + kPad;       // elements per A row in shared memory: (BM, BK) per stage
-constexpr int kBRow = BN + kPad;       // elements per B row in shared memory: (BK, BN) per stage
-constexpr int kAStage = BM * kARow;
-constexpr int kBStage = BK * kBRow;
-constexpr int kSmemBytes = STAGES * (kAStage + kBStage) * 2;
-constexpr int kAVectors = BM * BK / VEC;  // global loads per A tile
-constexpr int kBVectors = BK * BN / VEC;  // global loads per B tile
-constexpr int kALoadsPerThread = (kAVectors + kThreads - 1) / kThreads;
-constexpr int kBLoadsPerThread = (kBVectors + kThreads - 1) / kThreads;
+constexpr int kPad = SWIZZLE ? 0 : kChunk;  // elements of padding per shared-memory row (16 bytes)
+constexpr int max_of(int a, int b) { return a > b ? a : b; }
+// A stage holds the tile as stored in global memory: (BM, BK) for row-major A, (BK, BM) for column-major A;
+// likewise (BK, BN) or (BN, BK) for B. Padded rows make the two shapes differ in size: take the larger.
+constexpr int kAStage = max_of(BM * (BK + kPad), BK * (BM + kPad));
+constexpr int kBStage = max_of(BK * (BN + kPad), BN * (BK + kPad));
+constexpr int kSmemBytes = STAGES * (kAStage + kBStage) * kElemBytes;
 constexpr bool kPowerOfTwo(int x) { return x > 0 && (x & (x - 1)) == 0; }
 }  // namespace tf
 
-static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16, "TF_INPUT must be fp16 or bf16");
+static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_TF32 ||
+                  TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2,
+              "TF_INPUT must be fp16, bf16, tf32, fp8e4m3 or fp8e5m2");
 static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32,
               "TF_OUTPUT must be fp16, bf16 or fp32");
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile WMxWN must divide the CTA tile BMxBN");
 static_assert(WM % 16 == 0, "WM must be a multiple of 16 (mma.sync m16 fragments)");
 static_assert(WN % 16 == 0, "WN must be a multiple of 16 (ldmatrix.x4.trans loads two n8 fragments)");
 static_assert(BK % 16 == 0, "BK must be a multiple of 16 (mma.sync k16 steps)");
+static_assert(tf::kMmaK <= 16 || BK % tf::kMmaK == 0, "BK must be a multiple of the mma's K (32 for fp8)");
 static_assert(tf::kThreads <= 1024, "more than 1024 threads per CTA: (BM/WM)*(BN/WN)*32 > 1024");
 static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage loading while one is consumed)");
-static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8, "VEC must be 1, 2, 4 or 8 elements");
+static_assert(VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 1, 2, 4, 8 or 16 elements");
+static_assert(VEC * TF_ELEM_BYTES <= 16, "VEC elements must fit one 16-byte load");
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
-static_assert(!SWIZZLE || (tf::kPowerOfTwo(BK) && tf::kPowerOfTwo(BN)),
-              "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row");
+static_assert(!SWIZZLE || (tf::kPowerOfTwo(BM) && tf::kPowerOfTwo(BN) && tf::kPowerOfTwo(BK)),
+              "SWIZZLE=1 needs power-of-two BM, BN and BK so the XOR stays within a row");
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -98,16 +128,6 @@ extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes
 namespace tf {
 
 // ---- Element conversions (PTX, so no CUDA headers are needed under NVRTC) ----
-__device__ __forceinline__ float to_float_in(tf_u16 bits) {
-#if TF_INPUT == TF_TYPE_BF16
-  return __uint_as_float(static_cast<tf_u32>(bits) << 16);
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
-  return f;
-#endif
-}
-
 __device__ __forceinline__ float round_to_fp16(float x) {
   tf_u16 h;
   float f;
@@ -172,11 +192,11 @@ __device__ __forceinline__ void load_out_pair(const out_t* p, float& v0, float& 
 template <int ROW>
 __device__ __forceinline__ int smem_offset(int row, int col) {
 #if SWIZZLE
-  constexpr int chunks = ROW / 8;
+  constexpr int chunks = ROW / kChunk;  // at least 2: rows are BK, BM or BN long, all multiples of 32 bytes
   const int mask = chunks >= 8 ? (row & 7) : chunks == 4 ? ((row >> 1) & 3) : ((row >> 2) & 1);
-  return row * ROW + ((((col >> 3) ^ mask)) << 3) + (col & 7);
+  return row * ROW + (((col / kChunk) ^ mask) * kChunk) + (col % kChunk);
 #else
-  return row * (ROW + 8) + col;
+  return row * (ROW + kChunk) + col;
 #endif
 }
 
@@ -195,12 +215,12 @@ __device__ __forceinline__ tf_i64 element_offset(tf_i64 row, tf_i64 ld, tf_i64 c
 
 // ---- Global → shared copies ----
 // One VEC-element copy; out-of-bounds sources are not read and the destination is zero-filled.
-__device__ __forceinline__ void copy_async(tf_u16* dst, const tf_u16* src, bool valid) {
-#if VEC > 1
-  constexpr int kBytes = VEC * 2;
+__device__ __forceinline__ void copy_async(elem_t* dst, const elem_t* src, bool valid) {
+#if TF_ASYNC
+  constexpr int kBytes = VEC * kElemBytes;
   const int src_bytes = valid ? kBytes : 0;
-#if VEC == 8
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
+#if VEC * TF_ELEM_BYTES == 16
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
                "r"(src_bytes));
 #else
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(dst)), "l"(src),
@@ -210,14 +230,14 @@ __device__ __forceinline__ void copy_async(tf_u16* dst, const tf_u16* src, bool 
 }
 
 __device__ __forceinline__ void cp_async_commit() {
-#if VEC > 1
+#if TF_ASYNC
   asm volatile("cp.async.commit_group;\n" ::);
 #endif
 }
 
 template <int PENDING>
 __device__ __forceinline__ void cp_async_wait() {
-#if VEC > 1
+#if TF_ASYNC
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING));
 #endif
 }
@@ -226,148 +246,194 @@ struct TileCoords {
   tf_i64 m0, n0;  // first row and column of this CTA's C tile
 };
 
-// A (BM, BK) tile at K offset k0 → stage. Vector v covers row v / (BK/VEC), columns (v % (BK/VEC))·VEC.
-// VEC > 1: asynchronous copies. VEC == 1: fetch_a/store_a below stage through registers instead.
-__device__ __forceinline__ void load_a_async(tf_u16* stage, const TfGemmParams& p, TileCoords t, tf_i64 k0) {
-  const tf_u16* a = static_cast<const tf_u16*>(p.a);
-#pragma unroll
-  for (int i = 0; i < kALoadsPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    if (kAVectors % kThreads == 0 || v < kAVectors) {
-      const int row = v / (BK / VEC);
-      const int col = (v % (BK / VEC)) * VEC;
-      const tf_i64 grow = t.m0 + row, gcol = k0 + col;
-      const bool valid = grow < p.m && gcol < p.k;
-      const tf_u16* src = valid ? a + element_offset(grow, p.lda, gcol) : a;
-      copy_async(stage + smem_offset<kARow - kPad>(row, col), src, valid);
-    }
-  }
-}
-
-__device__ __forceinline__ void load_b_async(tf_u16* stage, const TfGemmParams& p, TileCoords t, tf_i64 k0) {
-  const tf_u16* b = static_cast<const tf_u16*>(p.b);
-#pragma unroll
-  for (int i = 0; i < kBLoadsPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    if (kBVectors % kThreads == 0 || v < kBVectors) {
-      const int row = v / (BN / VEC);
-      const int col = (v % (BN / VEC)) * VEC;
-      const tf_i64 grow = k0 + row, gcol = t.n0 + col;
-      const bool valid = grow < p.k && gcol < p.n;
-      const tf_u16* src = valid ? b + element_offset(grow, p.ldb, gcol) : b;
-      copy_async(stage + smem_offset<kBRow - kPad>(row, col), src, valid);
-    }
-  }
-}
-
-// VEC == 1 path: element loads into registers now, stores to shared memory later, so the loads of the next
-// tile overlap the mma work on the current one. Each thread moves pairs of adjacent elements (one 32-bit
-// shared-memory store); every element is bounds-checked on its own, since rows may start at odd addresses.
-constexpr int kAPairs = BM * BK / 2;
-constexpr int kBPairs = BK * BN / 2;
-constexpr int kAPairsPerThread = (kAPairs + kThreads - 1) / kThreads;
-constexpr int kBPairsPerThread = (kBPairs + kThreads - 1) / kThreads;
-
-struct Staged {
-  tf_u32 a[kAPairsPerThread];
-  tf_u32 b[kBPairsPerThread];
+// Where a stage's tile sits in its operand as stored: ROWS × ROW_LEN elements starting at (row0, col0) of a
+// rows × cols matrix with leading dimension ld. Row-major A: (BM, BK) at (m0, k0); column-major A: (BK, BM) at
+// (k0, m0); row-major B: (BK, BN) at (k0, n0); column-major B: (BN, BK) at (n0, k0).
+struct TileSource {
+  const elem_t* base;
+  tf_i64 row0, col0, rows, cols, ld;
 };
 
-__device__ __forceinline__ tf_u32 load_pair(const tf_u16* base, tf_i64 row, tf_i64 col, tf_i64 rows,
-                                            tf_i64 cols, tf_i64 ld) {
-  if (row >= rows) return 0;
-  const tf_u16* p = base + element_offset(row, ld, col);
-  const tf_u32 lo = col < cols ? p[0] : tf_u16(0);
-  const tf_u32 hi = col + 1 < cols ? p[1] : tf_u16(0);
-  return lo | (hi << 16);
+template <bool A_COL>
+__device__ __forceinline__ TileSource a_source(const TfGemmParams& p, TileCoords t, tf_i64 k0) {
+  const elem_t* a = static_cast<const elem_t*>(p.a);
+  return A_COL ? TileSource{a, k0, t.m0, p.k, p.m, p.lda} : TileSource{a, t.m0, k0, p.m, p.k, p.lda};
 }
 
+template <bool B_COL>
+__device__ __forceinline__ TileSource b_source(const TfGemmParams& p, TileCoords t, tf_i64 k0) {
+  const elem_t* b = static_cast<const elem_t*>(p.b);
+  return B_COL ? TileSource{b, t.n0, k0, p.n, p.k, p.ldb} : TileSource{b, k0, t.n0, p.k, p.n, p.ldb};
+}
+
+// A stage's tile → shared memory with VEC-element asynchronous copies. Vector v covers stage row
+// v / (ROW_LEN/VEC), columns (v % (ROW_LEN/VEC))·VEC. (VEC == 1 stages through registers: fetch/store below.)
+template <int ROWS, int ROW_LEN>
+__device__ __forceinline__ void load_tile_async(elem_t* stage, const TileSource& src) {
+  constexpr int kVectors = ROWS * ROW_LEN / VEC;
+  constexpr int kPerThread = (kVectors + kThreads - 1) / kThreads;
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    if (kVectors % kThreads == 0 || v < kVectors) {
+      const int row = v / (ROW_LEN / VEC);
+      const int col = (v % (ROW_LEN / VEC)) * VEC;
+      const tf_i64 grow = src.row0 + row, gcol = src.col0 + col;
+      const bool valid = grow < src.rows && gcol < src.cols;
+      const elem_t* from = valid ? src.base + element_offset(grow, src.ld, gcol) : src.base;
+      copy_async(stage + smem_offset<ROW_LEN>(row, col), from, valid);
+    }
+  }
+}
+
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void load_stage_async(elem_t* a_stage, elem_t* b_stage, const TfGemmParams& p,
+                                                 TileCoords t, tf_i64 k0) {
+  load_tile_async<A_COL ? BK : BM, A_COL ? BM : BK>(a_stage, a_source<A_COL>(p, t, k0));
+  load_tile_async<B_COL ? BN : BK, B_COL ? BK : BN>(b_stage, b_source<B_COL>(p, t, k0));
+}
+
+// Narrow-load path (VEC·element < 4 bytes): element loads into registers now, stores to shared memory later,
+// so the loads of the next tile overlap the mma work on the current one. Each thread moves 32-bit words of
+// kWord adjacent elements (one shared-memory store); every element is bounds-checked on its own, since rows
+// may start at odd addresses.
+constexpr int kWord = 4 / kElemBytes;
+constexpr int kAWordsPerThread = (BM * BK / kWord + kThreads - 1) / kThreads;
+constexpr int kBWordsPerThread = (BK * BN / kWord + kThreads - 1) / kThreads;
+
+struct Staged {
+  tf_u32 a[kAWordsPerThread];
+  tf_u32 b[kBWordsPerThread];
+};
+
+__device__ __forceinline__ tf_u32 load_word(const TileSource& src, tf_i64 row, tf_i64 col) {
+  if (row >= src.rows) return 0;
+  const elem_t* p = src.base + element_offset(row, src.ld, col);
+  tf_u32 word = 0;
+#pragma unroll
+  for (int e = 0; e < kWord; ++e)
+    if (col + e < src.cols) word |= static_cast<tf_u32>(p[e]) << (8 * kElemBytes * e);
+  return word;
+}
+
+template <int ROWS, int ROW_LEN, int N>
+__device__ __forceinline__ void fetch_tile(tf_u32 (&out)[N], const TileSource& src) {
+  constexpr int kWords = ROWS * ROW_LEN / kWord;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    out[i] = v < kWords ? load_word(src, src.row0 + v / (ROW_LEN / kWord), src.col0 + (v % (ROW_LEN / kWord)) * kWord)
+                        : 0;
+  }
+}
+
+template <int ROWS, int ROW_LEN, int N>
+__device__ __forceinline__ void store_tile(const tf_u32 (&in)[N], elem_t* stage) {
+  constexpr int kWords = ROWS * ROW_LEN / kWord;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const int v = threadIdx.x + i * kThreads;
+    if (v < kWords)
+      *reinterpret_cast<tf_u32*>(stage + smem_offset<ROW_LEN>(v / (ROW_LEN / kWord), (v % (ROW_LEN / kWord)) * kWord)) =
+          in[i];
+  }
+}
+
+template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void fetch(Staged& s, const TfGemmParams& p, TileCoords t, tf_i64 k0) {
-  const tf_u16* a = static_cast<const tf_u16*>(p.a);
-  const tf_u16* b = static_cast<const tf_u16*>(p.b);
-#pragma unroll
-  for (int i = 0; i < kAPairsPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    s.a[i] = v < kAPairs ? load_pair(a, t.m0 + v / (BK / 2), k0 + (v % (BK / 2)) * 2, p.m, p.k, p.lda) : 0;
-  }
-#pragma unroll
-  for (int i = 0; i < kBPairsPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    s.b[i] = v < kBPairs ? load_pair(b, k0 + v / (BN / 2), t.n0 + (v % (BN / 2)) * 2, p.k, p.n, p.ldb) : 0;
-  }
+  fetch_tile<A_COL ? BK : BM, A_COL ? BM : BK>(s.a, a_source<A_COL>(p, t, k0));
+  fetch_tile<B_COL ? BN : BK, B_COL ? BK : BN>(s.b, b_source<B_COL>(p, t, k0));
 }
 
-__device__ __forceinline__ void store(const Staged& s, tf_u16* a_stage, tf_u16* b_stage) {
-#pragma unroll
-  for (int i = 0; i < kAPairsPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    if (v < kAPairs) {
-      tf_u16* dst = a_stage + smem_offset<kARow - kPad>(v / (BK / 2), (v % (BK / 2)) * 2);
-      *reinterpret_cast<tf_u32*>(dst) = s.a[i];
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kBPairsPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    if (v < kBPairs) {
-      tf_u16* dst = b_stage + smem_offset<kBRow - kPad>(v / (BN / 2), (v % (BN / 2)) * 2);
-      *reinterpret_cast<tf_u32*>(dst) = s.b[i];
-    }
-  }
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void store(const Staged& s, elem_t* a_stage, elem_t* b_stage) {
+  store_tile<A_COL ? BK : BM, A_COL ? BM : BK>(s.a, a_stage);
+  store_tile<B_COL ? BN : BK, B_COL ? BK : BN>(s.b, b_stage);
 }
 
 // ---- Tensor-core step ----
-__device__ __forceinline__ void ldmatrix_x4(tf_u32 (&r)[4], const tf_u16* p) {
+__device__ __forceinline__ void ldmatrix_x4(tf_u32 (&r)[4], const elem_t* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_address(p)));
 }
 
-__device__ __forceinline__ void ldmatrix_x4_trans(tf_u32 (&r)[4], const tf_u16* p) {
+__device__ __forceinline__ void ldmatrix_x4_trans(tf_u32 (&r)[4], const elem_t* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_address(p)));
 }
 
-__device__ __forceinline__ void mma_16x8x16(float (&d)[4], const tf_u32 (&a)[4], tf_u32 b0, tf_u32 b1) {
+// One 16×8×kMmaK mma: d += a·b, with a in four registers and b in two, fp32 accumulators.
 #if TF_INPUT == TF_TYPE_BF16
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#define TF_MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#elif TF_INPUT == TF_TYPE_FP16
+#define TF_MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#elif TF_INPUT == TF_TYPE_TF32
+#define TF_MMA "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+#elif TF_INPUT == TF_TYPE_FP8E4M3
+#define TF_MMA "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"
 #else
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
+#define TF_MMA "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32"
+#endif
+__device__ __forceinline__ void mma(float (&d)[4], const tf_u32 (&a)[4], tf_u32 b0, tf_u32 b1) {
+  asm(TF_MMA " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
 }
 
-// acc (kMmaM × kMmaN fragments of 16×8) += A stage (warp rows) · B stage (warp columns).
-__device__ __forceinline__ void compute_stage(float (&acc)[kMmaM][kMmaN][4], const tf_u16* a_stage,
-                                              const tf_u16* b_stage, int warp_m, int warp_n, int lane) {
+// acc (kMmaM × kMmaN fragments of 16×8) += A stage (warp rows) · B stage (warp columns). With kChunk elements
+// per 16 bytes and c = kChunk, the four 8-row matrices of one ldmatrix.x4 are, in order, (m 0-7, k 0..c-1),
+// (m 8-15, k 0..c-1), (m 0-7, k c..2c-1), (m 8-15, k c..2c-1) for A and (k 0..c-1, n 0-7), (k c.., n 0-7),
+// (k 0.., n 8-15), (k c.., n 8-15) for B; lanes 8j..8j+7 give the row addresses of matrix j. A stage stored
+// k-major (column-major A) is read transposed; B stored n-major (column-major B) is read as is, since the
+// mma takes B by columns. ldmatrix transposes 16-bit elements only: tf32 reads those two orders with scalar
+// loads instead (fragment element (row g, column t) lives in lane 4g + t), and fp8 does not take them.
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void compute_stage(float (&acc)[kMmaM][kMmaN][4], const elem_t* a_stage,
+                                              const elem_t* b_stage, int warp_m, int warp_n, int lane) {
+  const int g = lane >> 2, t = lane & 3;  // scalar tf32 fragments: row (or column) g, k index t
 #pragma unroll
-  for (int ks = 0; ks < BK / 16; ++ks) {
+  for (int ks = 0; ks < BK / kMmaK; ++ks) {
     tf_u32 a_frag[kMmaM][4];
     tf_u32 b_frag[kMmaN / 2][4];
+    const int j = lane >> 3, r = lane & 7;  // matrix and row this lane addresses
 #pragma unroll
     for (int mi = 0; mi < kMmaM; ++mi) {
-      const int row = warp_m * WM + mi * 16 + (lane & 15);
-      const int col = ks * 16 + (lane >> 4) * 8;
-      ldmatrix_x4(a_frag[mi], a_stage + smem_offset<kARow - kPad>(row, col));
+      const int m = warp_m * WM + mi * 16 + (j & 1) * 8, k = ks * kMmaK + (j >> 1) * kChunk;
+      if (A_COL && kElemBytes == 4) {
+        const int m0 = warp_m * WM + mi * 16, k0 = ks * kMmaK;
+        a_frag[mi][0] = a_stage[smem_offset<BM>(k0 + t, m0 + g)];
+        a_frag[mi][1] = a_stage[smem_offset<BM>(k0 + t, m0 + g + 8)];
+        a_frag[mi][2] = a_stage[smem_offset<BM>(k0 + t + 4, m0 + g)];
+        a_frag[mi][3] = a_stage[smem_offset<BM>(k0 + t + 4, m0 + g + 8)];
+      } else if (A_COL) {
+        ldmatrix_x4_trans(a_frag[mi], a_stage + smem_offset<BM>(k + r, m));
+      } else {
+        ldmatrix_x4(a_frag[mi], a_stage + smem_offset<BK>(m + r, k));
+      }
     }
 #pragma unroll
     for (int nj = 0; nj < kMmaN / 2; ++nj) {
-      const int row = ks * 16 + (lane & 15);
-      const int col = warp_n * WN + nj * 16 + (lane >> 4) * 8;
-      ldmatrix_x4_trans(b_frag[nj], b_stage + smem_offset<kBRow - kPad>(row, col));
+      const int k = ks * kMmaK + (j & 1) * kChunk, n = warp_n * WN + nj * 16 + (j >> 1) * 8;
+      if (!B_COL && kElemBytes == 4) {
+        const int n0 = warp_n * WN + nj * 16, k0 = ks * kMmaK;
+        b_frag[nj][0] = b_stage[smem_offset<BN>(k0 + t, n0 + g)];
+        b_frag[nj][1] = b_stage[smem_offset<BN>(k0 + t + 4, n0 + g)];
+        b_frag[nj][2] = b_stage[smem_offset<BN>(k0 + t, n0 + 8 + g)];
+        b_frag[nj][3] = b_stage[smem_offset<BN>(k0 + t + 4, n0 + 8 + g)];
+      } else if (B_COL) {
+        ldmatrix_x4(b_frag[nj], b_stage + smem_offset<BK>(n + r, k));
+      } else {
+        ldmatrix_x4_trans(b_frag[nj], b_stage + smem_offset<BN>(k + r, n));
+      }
     }
 #pragma unroll
     for (int mi = 0; mi < kMmaM; ++mi) {
 #pragma unroll
       for (int ni = 0; ni < kMmaN; ++ni) {
         const tf_u32* b = b_frag[ni / 2] + (ni % 2) * 2;
-        mma_16x8x16(acc[mi][ni], a_frag[mi], b[0], b[1]);
+        mma(acc[mi][ni], a_frag[mi], b[0], b[1]);
       }
     }
 #if TF_MUTANT == TF_MUTANT_FP16_ACC
@@ -409,24 +475,70 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 
 }  // namespace tf
 
-extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm(const TfGemmParams p) {
-  using namespace tf;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  tf_u16* const a_smem = reinterpret_cast<tf_u16*>(smem_raw);
-  tf_u16* const b_smem = a_smem + STAGES * kAStage;
+namespace tf {
 
-  const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
-  const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
-  const TfTile tile = tf_tile_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP);
-  if (tile.m >= tiles_m || tile.n >= tiles_n) return;
-  const TileCoords t = {tile.m * BM, tile.n * BN};
+// The K loop of one unit: acc += A(tile rows, K tiles [kt_begin, kt_end)) · B(same K tiles, tile columns).
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_smem, elem_t* b_smem,
+                                       const TfGemmParams& p, TileCoords t, tf_i64 kt_begin, tf_i64 kt_end,
+                                       int warp_m, int warp_n, int lane) {
+  const tf_i64 k_tiles = kt_end - kt_begin;
+#if TF_ASYNC
+  // Prologue: fill STAGES-1 stages; each stage is one commit group (possibly empty) so the wait count holds.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) load_stage_async<A_COL, B_COL>(a_smem + s * kAStage, b_smem + s * kBStage, p, t, (kt_begin + s) * BK);
+    cp_async_commit();
+  }
+  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies)
+#if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
+    __syncthreads();  // ... everyone's copies too, and everyone is done with the stage refilled next
+#endif
+    const tf_i64 next = kt + STAGES - 1;
+    if (next < k_tiles) {
+      const int s = static_cast<int>(next % STAGES);
+      load_stage_async<A_COL, B_COL>(a_smem + s * kAStage, b_smem + s * kBStage, p, t, (kt_begin + next) * BK);
+    }
+    cp_async_commit();
+    const int s = static_cast<int>(kt % STAGES);
+    compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
+  }
+#else
+  Staged staged;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) {
+      fetch<A_COL, B_COL>(staged, p, t, (kt_begin + s) * BK);
+      store<A_COL, B_COL>(staged, a_smem + s * kAStage, b_smem + s * kBStage);
+    }
+  }
+  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
+#if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
+    __syncthreads();  // stage kt is complete, and the stage stored below is no longer being read
+#endif
+    const tf_i64 next = kt + STAGES - 1;
+    if (next < k_tiles) fetch<A_COL, B_COL>(staged, p, t, (kt_begin + next) * BK);
+    const int s = static_cast<int>(kt % STAGES);
+    compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
+    if (next < k_tiles) {
+      const int s_next = static_cast<int>(next % STAGES);
+      store<A_COL, B_COL>(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
+    }
+  }
+#endif
+}
 
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int warp_m = warp / kWarpsN;
-  const int warp_n = warp % kWarpsN;
+// One split's fp32 partial tile, unscaled, into the workspace; tf_reduce applies alpha and beta. Columns are
+// written in pairs: ldw is a multiple of 4, so a pair that starts inside the row stays inside the row.
+__device__ __forceinline__ void store_partial(const TfGemmParams& p, tf_i64 split, tf_i64 row, tf_i64 col,
+                                              float v0, float v1) {
+  if (row >= p.m || col >= p.n) return;
+  float* w = p.workspace + (split * p.m + row) * p.ldw + col;
+  *reinterpret_cast<float2*>(w) = make_float2(v0, v1);
+}
 
-  float acc[kMmaM][kMmaN][4];
+__device__ __forceinline__ void zero_accumulators(float (&acc)[kMmaM][kMmaN][4]) {
 #pragma unroll
   for (int mi = 0; mi < kMmaM; ++mi)
 #pragma unroll
@@ -439,95 +551,132 @@ extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm(const TfGemmP
         acc[mi][ni][e] = 0.f;
 #endif
       }
+}
 
+// Units [0, tiles × splits) are walked with stride gridDim.x: a plain launch has one unit per CTA, a
+// persistent one fewer CTAs than units. Each unit is one output tile's K range; with splits > 1 its partial
+// goes to the workspace and tf_reduce finishes the tile.
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void gemm(const TfGemmParams& p) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  elem_t* const a_smem = reinterpret_cast<elem_t*>(smem_raw);
+  elem_t* const b_smem = a_smem + STAGES * kAStage;
+
+  const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
+  const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
+  const tf_i64 units = tiles_m * tiles_n * p.splits;
   tf_i64 k_tiles = tf_ceil_div(p.k, BK);
 #if TF_MUTANT == TF_MUTANT_SKIP_LAST_K_TILE
   if (k_tiles > 1) k_tiles -= 1;
 #endif
 
-#if VEC > 1
-  // Prologue: fill STAGES-1 stages; each stage is one commit group (possibly empty) so the wait count holds.
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) {
-      load_a_async(a_smem + s * kAStage, p, t, s * BK);
-      load_b_async(b_smem + s * kBStage, p, t, s * BK);
-    }
-    cp_async_commit();
-  }
-  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies)
-#if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
-    __syncthreads();  // ... everyone's copies too, and everyone is done with the stage refilled next
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int warp_m = warp / kWarpsN;
+  const int warp_n = warp % kWarpsN;
+
+  float acc[kMmaM][kMmaN][4];
+#if TF_MUTANT == TF_MUTANT_UNIT_KEEPS_ACC
+  zero_accumulators(acc);
 #endif
-    const tf_i64 next = kt + STAGES - 1;
-    if (next < k_tiles) {
-      const int s = static_cast<int>(next % STAGES);
-      load_a_async(a_smem + s * kAStage, p, t, next * BK);
-      load_b_async(b_smem + s * kBStage, p, t, next * BK);
-    }
-    cp_async_commit();
-    const int s = static_cast<int>(kt % STAGES);
-    compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
-  }
-#else
-  Staged staged;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) {
-      fetch(staged, p, t, s * BK);
-      store(staged, a_smem + s * kAStage, b_smem + s * kBStage);
-    }
-  }
-  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
-#if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
-    __syncthreads();  // stage kt is complete, and the stage stored below is no longer being read
-#endif
-    const tf_i64 next = kt + STAGES - 1;
-    if (next < k_tiles) fetch(staged, p, t, next * BK);
-    const int s = static_cast<int>(kt % STAGES);
-    compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
-    if (next < k_tiles) {
-      const int s_next = static_cast<int>(next % STAGES);
-      store(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
-    }
-  }
+  for (tf_i64 unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const TfUnit u = tf_unit_map(unit, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP);
+    if (u.tile.m >= tiles_m || u.tile.n >= tiles_n) continue;
+    const TileCoords t = {u.tile.m * BM, u.tile.n * BN};
+    const TfKRange kr = tf_k_range(k_tiles, p.splits, u.split, TF_MUTANT == TF_MUTANT_SPLIT_DROPS_REMAINDER);
+#if TF_MUTANT == TF_MUTANT_EMPTY_SPLIT_SKIPS
+    if (kr.begin == kr.end) continue;
 #endif
 
-  // Fragment (mi, ni) holds rows lane/4 and lane/4 + 8, columns 2·(lane%4) and +1 of its 16×8 block.
+#if TF_MUTANT != TF_MUTANT_UNIT_KEEPS_ACC
+    zero_accumulators(acc);
+#endif
+
+    k_loop<A_COL, B_COL>(acc, a_smem, b_smem, p, t, kr.begin, kr.end, warp_m, warp_n, lane);
+
+    // Fragment (mi, ni) holds rows lane/4 and lane/4 + 8, columns 2·(lane%4) and +1 of its 16×8 block.
 #pragma unroll
-  for (int mi = 0; mi < kMmaM; ++mi) {
+    for (int mi = 0; mi < kMmaM; ++mi) {
 #pragma unroll
-    for (int ni = 0; ni < kMmaN; ++ni) {
-      const tf_i64 row = t.m0 + warp_m * WM + mi * 16 + (lane >> 2);
-      const tf_i64 col = t.n0 + warp_n * WN + ni * 8 + (lane & 3) * 2;
-      store_pair(p, row, col, acc[mi][ni][0], acc[mi][ni][1]);
-      store_pair(p, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+      for (int ni = 0; ni < kMmaN; ++ni) {
+        const tf_i64 row = t.m0 + warp_m * WM + mi * 16 + (lane >> 2);
+        const tf_i64 col = t.n0 + warp_n * WN + ni * 8 + (lane & 3) * 2;
+        if (p.splits == 1) {
+          store_pair(p, row, col, acc[mi][ni][0], acc[mi][ni][1]);
+          store_pair(p, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+        } else {
+          store_partial(p, u.split, row, col, acc[mi][ni][0], acc[mi][ni][1]);
+          store_partial(p, u.split, row + 8, col, acc[mi][ni][2], acc[mi][ni][3]);
+        }
+      }
     }
+    // The next unit's prologue refills stages that slower warps may still be reading, and copies of this
+    // unit may still be in flight: drain both before moving on.
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+}
+
+}  // namespace tf
+
+// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...).
+// fp8 has the rc form only.
+extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_rc(const TfGemmParams p) {
+  tf::gemm<false, true>(p);
+}
+#if TF_ELEM_BYTES != 1
+extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_rr(const TfGemmParams p) {
+  tf::gemm<false, false>(p);
+}
+extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cr(const TfGemmParams p) {
+  tf::gemm<true, false>(p);
+}
+extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGemmParams p) {
+  tf::gemm<true, true>(p);
+}
+#endif
+
+// Split-K second pass: C = alpha · (partial 0 + partial 1 + … in split order) + beta · C. The fixed order
+// makes the result independent of which split finished first. Each thread finishes four columns of a row.
+extern "C" __global__ void tf_reduce(const TfGemmParams p) {
+  using namespace tf;
+  const tf_i64 quads_per_row = tf_ceil_div(p.n, 4);
+  const tf_i64 quads = p.m * quads_per_row;
+  for (tf_i64 q = blockIdx.x * static_cast<tf_i64>(blockDim.x) + threadIdx.x; q < quads;
+       q += static_cast<tf_i64>(gridDim.x) * blockDim.x) {
+    const tf_i64 row = q / quads_per_row;
+    const tf_i64 col = (q % quads_per_row) * 4;
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (tf_i64 s = 0; s < p.splits; ++s) {
+      const float4 part = *reinterpret_cast<const float4*>(p.workspace + (s * p.m + row) * p.ldw + col);
+      sum.x += part.x;
+      sum.y += part.y;
+      sum.z += part.z;
+      sum.w += part.w;
+    }
+    store_pair(p, row, col, sum.x, sum.y);
+    store_pair(p, row, col + 2, sum.z, sum.w);
   }
 }
 
 // Copies a rows×cols operand (leading dimension src_ld) into a zero-padded dst_rows×dst_cols buffer whose
-// rows are 16-byte aligned, so the GEMM can use VEC = 8 on any shape. Each thread writes 8 elements.
+// rows are 16-byte aligned, so the GEMM can use 16-byte loads on any shape. Each thread writes 16 bytes.
 extern "C" __global__ void tf_pack(const TfPackParams p) {
-  const tf_u16* src = static_cast<const tf_u16*>(p.src);
-  tf_u16* dst = static_cast<tf_u16*>(p.dst);
-  const tf_i64 vectors_per_row = p.dst_cols / 8;
+  using tf::elem_t;
+  using tf::kChunk;
+  const elem_t* src = static_cast<const elem_t*>(p.src);
+  elem_t* dst = static_cast<elem_t*>(p.dst);
+  const tf_i64 vectors_per_row = p.dst_cols / kChunk;
   for (tf_i64 row = blockIdx.y; row < p.dst_rows; row += gridDim.y) {
     for (tf_i64 v = blockIdx.x * static_cast<tf_i64>(blockDim.x) + threadIdx.x; v < vectors_per_row;
          v += static_cast<tf_i64>(gridDim.x) * blockDim.x) {
-      tf_u16 e[8];
+      __align__(16) elem_t e[kChunk];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const tf_i64 col = v * 8 + i;
-        e[i] = (row < p.rows && col < p.cols) ? src[row * p.src_ld + col] : tf_u16(0);
+      for (int i = 0; i < kChunk; ++i) {
+        const tf_i64 col = v * kChunk + i;
+        e[i] = (row < p.rows && col < p.cols) ? src[row * p.src_ld + col] : elem_t(0);
       }
-      uint4 packed;
-      packed.x = e[0] | (static_cast<tf_u32>(e[1]) << 16);
-      packed.y = e[2] | (static_cast<tf_u32>(e[3]) << 16);
-      packed.z = e[4] | (static_cast<tf_u32>(e[5]) << 16);
-      packed.w = e[6] | (static_cast<tf_u32>(e[7]) << 16);
-      *reinterpret_cast<uint4*>(dst + row * p.dst_cols + v * 8) = packed;
+      *reinterpret_cast<uint4*>(dst + row * p.dst_cols + v * kChunk) = *reinterpret_cast<const uint4*>(e);
     }
   }
 }

@@ -1,6 +1,6 @@
 // Kernel arguments of the GEMM templates, one struct passed by value, shared by the kernels and the host
-// launcher so both sides agree on its layout. All matrices are row-major with leading dimensions in elements:
-// C (m×n, ldc) = alpha · A (m×k, lda) · B (k×n, ldb) + beta · C. With beta == 0, C is written, never read.
+// launcher so both sides agree on its layout. Leading dimensions are in elements; C (m×n, ldc) is row-major:
+// C = alpha · A (m×k, lda) · B (k×n, ldb) + beta · C. With beta == 0, C is written, never read.
 #ifndef TUNEFUZZ_GEMM_PARAMS_H
 #define TUNEFUZZ_GEMM_PARAMS_H
 
@@ -13,6 +13,11 @@ struct TfGemmParams {
   tf_i64 m, n, k;
   tf_i64 lda, ldb, ldc;
   float alpha, beta;
+  // Split-K: with splits > 1 each split writes its fp32 partial tile to workspace (splits × m × ldw, split
+  // major) and tf_reduce sums them in split order and applies alpha and beta. With splits == 1, unused.
+  float* workspace;
+  tf_i64 ldw;
+  tf_i64 splits;
 };
 
 // Arguments of the padding copy that stages a misaligned operand into an aligned scratch buffer:

@@ -1,5 +1,6 @@
-// The mapping from a linear CTA index to an output tile, shared by the kernels (device) and the host-side
-// law tests: for every grid it must visit each (tile_m, tile_n) exactly once. GROUP_M rasterisation walks
+// The mapping from a linear work index to an output tile and a K range, shared by the kernels (device) and
+// the host-side law tests: for every grid it must visit each (tile_m, tile_n) exactly once, and the K ranges
+// of one tile's splits must cover its K tiles exactly once. GROUP_M rasterisation walks
 // GROUP_M tile rows column by column before moving on, so CTAs running together share A rows and B columns
 // in L2. The last group is shorter when tiles_m is not a multiple of GROUP_M.
 #ifndef TUNEFUZZ_TILE_MAP_H
@@ -30,6 +31,45 @@ TF_HOST_DEVICE inline TfTile tf_tile_map(tf_i64 index, tf_i64 tiles_m, tf_i64 ti
   tile.m = first_m + in_group % rows_in_group;
   tile.n = in_group / rows_in_group;
   return tile;
+}
+
+// K tiles [begin, end) of one split of a tile's K loop.
+struct TfKRange {
+  tf_i64 begin;
+  tf_i64 end;
+};
+
+// Split `split` of `splits` over `k_tiles` K tiles: the splits partition [0, k_tiles) in order, their sizes
+// differ by at most one, and when splits > k_tiles the extra splits get empty ranges (they still own a
+// partial sum: zero). `drop_remainder` is 0 in every correct kernel; 1 reproduces the classic bug of giving
+// every split k_tiles / splits tiles, which loses the last k_tiles % splits tiles (a fuzzing mutant).
+TF_HOST_DEVICE inline TfKRange tf_k_range(tf_i64 k_tiles, tf_i64 splits, tf_i64 split, int drop_remainder) {
+  TfKRange range;
+  if (drop_remainder) {
+    range.begin = split * (k_tiles / splits);
+    range.end = range.begin + k_tiles / splits;
+  } else {
+    range.begin = split * k_tiles / splits;
+    range.end = (split + 1) * k_tiles / splits;
+  }
+  return range;
+}
+
+// One unit of a (possibly persistent, possibly split-K) launch: units [0, tiles * splits) are walked by
+// CTAs with stride gridDim.x. Units of one split are adjacent, so the CTAs running together share operands
+// through L2 as in a plain launch.
+struct TfUnit {
+  TfTile tile;
+  tf_i64 split;
+};
+
+TF_HOST_DEVICE inline TfUnit tf_unit_map(tf_i64 unit, tf_i64 tiles_m, tf_i64 tiles_n, tf_i64 group_m,
+                                         int clamp_last_group) {
+  const tf_i64 tiles = tiles_m * tiles_n;
+  TfUnit u;
+  u.split = unit / tiles;
+  u.tile = tf_tile_map(unit % tiles, tiles_m, tiles_n, group_m, clamp_last_group);
+  return u;
 }
 
 #endif  // TUNEFUZZ_TILE_MAP_H

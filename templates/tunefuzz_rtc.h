@@ -43,5 +43,8 @@ typedef uint16_t tf_u16;
 #define TF_TYPE_FP16 0
 #define TF_TYPE_BF16 1
 #define TF_TYPE_FP32 2
+#define TF_TYPE_TF32 3
+#define TF_TYPE_FP8E4M3 4
+#define TF_TYPE_FP8E5M2 5
 
 #endif  // TUNEFUZZ_RTC_H

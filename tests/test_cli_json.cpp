@@ -92,14 +92,15 @@ TEST(CliJson, CompileAndRunWithoutAGpu) {
   const Outcome compile = run(kBin + "tune compile configs/smoke.yaml --json");
   EXPECT_EQ(compile.exit_code, 0);
   const YAML::Node c = json(compile);
-  EXPECT_EQ(c["compile"]["compiled"].as<int>(), 4);
+  // 3 points (VEC=1 has no PACK twin) × 2 output types, none spilling
+  EXPECT_EQ(c["compile"]["compiled"].as<int>(), 6);
   EXPECT_EQ(c["candidates_compiled"].size(), 6u);
   const fs::path out = fs::temp_directory_path() / ("tunefuzz-cli-json-run-" + std::to_string(getpid()));
   const Outcome r = run(kBin + "tune run configs/smoke.yaml --json -o " + (out / "smoke.yaml").string());
   EXPECT_EQ(r.exit_code, 3);  // no GPU here
   const YAML::Node j = json(r);
   EXPECT_EQ(j["status"].as<std::string>(), "no_gpu");
-  EXPECT_EQ(j["stages"]["compile"]["compiled"].as<int>(), 4);
+  EXPECT_EQ(j["stages"]["compile"]["compiled"].as<int>(), 6);
   EXPECT_FALSE(fs::exists(out / "smoke.yaml"));
   fs::remove_all(out);
 }

@@ -26,16 +26,19 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/compile_checks.hpp"
 #include "tuner/backend/kernel_cache.hpp"
-#include "tuner/config/config.hpp"
 #include "tuner/backend/nvrtc_compiler.hpp"
 #include "tuner/common/error.hpp"
+#include "tuner/config/config.hpp"
 #include "tuner/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {
 
 namespace fs = std::filesystem;
+using test::kernel_meta;
+using test::static_assert_messages;
 
 // ---- helpers ------------------------------------------------------------------------------------------
 
@@ -88,100 +91,80 @@ std::string type_name(TypePair types) {
   return std::string(to_string(types.input)) + "-" + to_string(types.output);
 }
 
-/// The initialiser of `tf_kernel_meta` in the PTX, as four 32-bit integers. NVRTC writes it as a byte array
-/// with trailing zero bytes left out (`.const .align 4 .b8 tf_kernel_meta[16] = {128, 0, 0, 0, 0, 192};`);
-/// a 32-bit array (`.u32`/`.b32`/`.s32 tf_kernel_meta[4] = {...}`) is read too. No initialiser: all zero.
-std::optional<std::array<int64_t, 4>> kernel_meta(const std::string& ptx) {
-  const size_t name = ptx.find(" tf_kernel_meta[");
-  if (name == std::string::npos) return std::nullopt;
-  const size_t line_start = ptx.rfind('\n', name) + 1;
-  const size_t line_end = ptx.find(';', name);
-  if (line_end == std::string::npos) return std::nullopt;
-  const std::string declaration = ptx.substr(line_start, name - line_start);
-  int element_bytes = 0;
-  if (declaration.find(".b8") != std::string::npos || declaration.find(".u8") != std::string::npos ||
-      declaration.find(".s8") != std::string::npos)
-    element_bytes = 1;
-  else if (declaration.find("32") != std::string::npos)
-    element_bytes = 4;
-  else
-    return std::nullopt;
-  std::vector<uint64_t> elements;
-  const size_t open = ptx.find('{', name);
-  if (open != std::string::npos && open < line_end) {
-    const size_t close = ptx.find('}', open);
-    std::string list = ptx.substr(open + 1, close - open - 1);
-    size_t start = 0;
-    while (start < list.size()) {
-      size_t comma = list.find(',', start);
-      if (comma == std::string::npos) comma = list.size();
-      const std::string item = list.substr(start, comma - start);
-      if (item.find_first_not_of(" \t\n") != std::string::npos)
-        elements.push_back(std::stoull(item, nullptr, 0));
-      start = comma + 1;
-    }
-  }
-  const size_t count = 16 / element_bytes;
-  if (elements.size() > count) return std::nullopt;
-  elements.resize(count, 0);
-  std::array<int64_t, 4> words{};
-  for (size_t w = 0; w < 4; ++w) {
-    uint32_t word = 0;
-    if (element_bytes == 4) {
-      word = static_cast<uint32_t>(elements[w]);
-    } else {
-      for (int b = 0; b < 4; ++b) word |= static_cast<uint32_t>(elements[w * 4 + b] & 0xff) << (8 * b);
-    }
-    words[w] = static_cast<int32_t>(word);
-  }
-  return words;
-}
-
 bool contains(const std::string& text, const std::string& fragment) {
   return text.find(fragment) != std::string::npos;
 }
 
-/// Every static_assert message of a source text (each message is one string literal).
-std::vector<std::string> static_assert_messages(const std::string& text) {
-  std::vector<std::string> out;
-  for (size_t at = text.find("static_assert("); at != std::string::npos;
-       at = text.find("static_assert(", at + 1)) {
-    const size_t open = text.find('"', at);
-    const size_t close = text.find('"', open + 1);
-    out.push_back(text.substr(open + 1, close - open - 1));
-  }
-  return out;
-}
-
 // ---- 1. every supported type pair compiles and uses the promised instructions -----------------------------
 
-TEST(CompileGemmMma, DefaultPointOfEveryTypePairCompilesForSm90) {
-  const KernelTemplate& t = gemm_mma_template();
-  const Point point = t.default_point();
-  ASSERT_FALSE(t.supported_types.empty());
-  for (const TypePair& types : t.supported_types) {
-    SCOPED_TRACE(type_name(types));
-    const CompiledKernel& kernel = compiled(point, types);
-    EXPECT_FALSE(kernel.image.empty());
-    EXPECT_FALSE(kernel.ptx.empty());
-    EXPECT_FALSE(kernel.from_cache);
-    EXPECT_EQ(kernel.key, compiler().key(request_for(point, types)));
-    EXPECT_TRUE(contains(kernel.ptx, ".target sm_90"));
-    for (const std::string& entry : t.entry_points) {
-      SCOPED_TRACE(entry);
-      ASSERT_TRUE(kernel.resources.count(entry)) << kernel.log;
-      EXPECT_GT(kernel.resources.at(entry).registers, 0);
-      EXPECT_FALSE(kernel.resources.at(entry).spills());
-      EXPECT_TRUE(contains(kernel.ptx, ".entry " + entry));
-    }
-    for (const std::string& instruction : t.expected_instructions(point))
-      EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
-    // The element types reach the kernel: the mma reads the input type, the epilogue writes the output type.
-    const std::string in = types.input == Precision::bf16 ? "bf16" : "f16";
-    EXPECT_TRUE(contains(kernel.ptx, "mma.sync.aligned.m16n8k16.row.col.f32." + in + "." + in + ".f32"));
-    EXPECT_EQ(contains(kernel.ptx, "cvt.rn.bf16x2.f32"), types.output == Precision::bf16);
-    EXPECT_EQ(contains(kernel.ptx, "cvt.rn.f16x2.f32"), types.output == Precision::fp16);
+// The three declarations of gemm_mma.cu: fp16/bf16, tf32 and fp8 inputs.
+const std::vector<const KernelTemplate*>& mma_family() {
+  static const std::vector<const KernelTemplate*> family = {&gemm_mma_template(), &gemm_mma_tf32_template(),
+                                                            &gemm_mma_fp8_template()};
+  return family;
+}
+
+/// The operand type as the mma instruction names it.
+std::string mma_type(Precision p) {
+  switch (p) {
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp16:
+      return "f16";
+    case Precision::tf32:
+      return "tf32";
+    case Precision::fp8e4m3:
+      return "e4m3";
+    case Precision::fp8e5m2:
+      return "e5m2";
+    case Precision::fp32:
+      break;
   }
+  return "?";
+}
+
+TEST(CompileGemmMma, DefaultPointOfEveryTypePairCompilesForSm90) {
+  for (const KernelTemplate* t : mma_family()) {
+    SCOPED_TRACE(t->name);
+    const Point point = t->default_point();
+    ASSERT_FALSE(t->supported_types.empty());
+    for (const TypePair& types : t->supported_types) {
+      SCOPED_TRACE(type_name(types));
+      const CompiledKernel& kernel = compiled(point, types);
+      EXPECT_FALSE(kernel.image.empty());
+      EXPECT_FALSE(kernel.ptx.empty());
+      EXPECT_FALSE(kernel.from_cache);
+      EXPECT_EQ(kernel.key, compiler().key(request_for(point, types)));
+      EXPECT_TRUE(contains(kernel.ptx, ".target sm_90"));
+      for (const std::string& entry : t->entry_points) {
+        SCOPED_TRACE(entry);
+        ASSERT_TRUE(kernel.resources.count(entry)) << kernel.log;
+        EXPECT_GT(kernel.resources.at(entry).registers, 0);
+        EXPECT_FALSE(kernel.resources.at(entry).spills()) << kernel.log;
+        EXPECT_TRUE(contains(kernel.ptx, ".entry " + entry));
+      }
+      // fp8 exports the rc form only: the other storage orders would need a byte transpose.
+      EXPECT_EQ(contains(kernel.ptx, ".entry tf_gemm_rr"), t->layouts.size() == 4);
+      for (const std::string& instruction : t->expected_instructions(point))
+        EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
+      // The element types reach the kernel: the mma reads the input type, the epilogue writes the output
+      // type.
+      const std::string in = mma_type(types.input);
+      EXPECT_TRUE(contains(kernel.ptx, ".row.col.f32." + in + "." + in + ".f32")) << in;
+      EXPECT_EQ(contains(kernel.ptx, "cvt.rn.bf16x2.f32"), types.output == Precision::bf16);
+      EXPECT_EQ(contains(kernel.ptx, "cvt.rn.f16x2.f32"), types.output == Precision::fp16);
+    }
+  }
+}
+
+// tf32 reads column-major A and row-major B with scalar shared-memory loads (ldmatrix transposes 16-bit
+// elements only), so its cr form has no ldmatrix.trans at all, and the 16-bit rr form does.
+TEST(CompileGemmMma, Tf32TransposedOperandsUseScalarLoads) {
+  const std::string tf32 =
+      compiled(gemm_mma_tf32_template().default_point(), {Precision::tf32, Precision::fp32}).ptx;
+  const std::string bf16 = compiled(gemm_mma_template().default_point(), {}).ptx;
+  EXPECT_FALSE(contains(tf32, "ldmatrix.sync.aligned.m8n8.x4.trans"));
+  EXPECT_TRUE(contains(bf16, "ldmatrix.sync.aligned.m8n8.x4.trans"));
 }
 
 TEST(CompileGemmMma, ExpectedInstructionsFollowVec) {
@@ -241,7 +224,7 @@ TEST(KernelMeta, HostFormulasEqualTheKernelsOwnRecord) {
       at({{"BM", 256}, {"BK", 64}, {"STAGES", 4}}),  // 196608 bytes
       at({{"BM", 64}, {"BN", 256}, {"BK", 16}, {"STAGES", 2}, {"WM", 32}, {"SWIZZLE", 0}}),
       at({{"BM", 192}, {"BN", 96}, {"WN", 32}, {"SWIZZLE", 0}}),  // 288 threads
-      at({{"BN", 64}, {"WM", 32}, {"WN", 32}, {"STAGES", 5}}),
+      at({{"BN", 64}, {"WM", 32}, {"WN", 32}, {"STAGES", 6}}),
       at({{"BM", 64}, {"BN", 64}, {"WM", 32}, {"WN", 32}, {"BK", 128}, {"STAGES", 2}, {"VEC", 2}}),
   };
   std::set<int64_t> distinct_shared_memory;
@@ -263,7 +246,7 @@ TEST(KernelMeta, HostFormulasEqualTheKernelsOwnRecord) {
 
 TEST(Mutants, EveryMutantCompilesAndHasItsOwnKey) {
   const std::vector<std::string>& names = gemm_mma_mutant_names();
-  ASSERT_EQ(names.size(), 9u);  // 0 = none, 1..8 = TF_MUTANT_* in templates/gemm_mma.cu
+  ASSERT_EQ(names.size(), 12u);  // 0 = none, 1..11 = TF_MUTANT_* in templates/gemm_mma.cu
   const Point point = at({});
   const CompiledKernel& original = compiled(point);
   std::set<std::string> keys = {original.key};
@@ -299,10 +282,13 @@ struct Impossible {
 
 TEST(StaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
   const std::vector<Impossible> cases = {
-      {{{"BM", 96}}, {}, "the warp tile WMxWN must divide the CTA tile BMxBN", "warp_tiling"},
+      {{{"BM", 96}, {"SWIZZLE", 0}}, {}, "the warp tile WMxWN must divide the CTA tile BMxBN", "warp_tiling"},
       {{{"BN", 96}, {"SWIZZLE", 0}}, {}, "the warp tile WMxWN must divide the CTA tile BMxBN", "warp_tiling"},
       // 96 / 24 = 4 warps along M; 24 % 16 = 8
-      {{{"BM", 96}, {"WM", 24}}, {}, "WM must be a multiple of 16 (mma.sync m16 fragments)", "mma_shape"},
+      {{{"BM", 96}, {"WM", 24}, {"SWIZZLE", 0}},
+       {},
+       "WM must be a multiple of 16 (mma.sync m16 fragments)",
+       "mma_shape"},
       // 128 / 8 = 16 warps along N, (128/64)*16*32 = 1024 threads: only WN's rule breaks
       {{{"WN", 8}},
        {},
@@ -312,21 +298,33 @@ TEST(StaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
       // (128/16) * (128/16) * 32 = 2048 threads
       {{{"WM", 16}, {"WN", 16}}, {}, "more than 1024 threads per CTA: (BM/WM)*(BN/WN)*32 > 1024", "threads"},
       {{{"STAGES", 1}}, {}, "STAGES must be at least 2 (one stage loading while one is consumed)", "stages"},
-      {{{"VEC", 3}}, {}, "VEC must be 1, 2, 4 or 8 elements", "vector_width"},
+      {{{"VEC", 3}}, {}, "VEC must be 1, 2, 4, 8 or 16 elements", "vector_width"},
       {{{"GROUP_M", 0}}, {}, "GROUP_M must be at least 1", "positive"},
       {{{"BK", 48}},
        {},
-       "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row",
+       "SWIZZLE=1 needs power-of-two BM, BN and BK so the XOR stays within a row",
        "swizzle_power_of_two"},
       // (128/64)*(96/32)*32 = 192 threads
       {{{"BN", 96}, {"WN", 32}},
        {},
-       "SWIZZLE=1 needs power-of-two BK and BN so the XOR stays within a row",
+       "SWIZZLE=1 needs power-of-two BM, BN and BK so the XOR stays within a row",
        "swizzle_power_of_two"},
-      {{}, {Precision::fp32, Precision::bf16}, "TF_INPUT must be fp16 or bf16", ""},
+      // BM = 96 = 3*32: (96/32)*(128/64)*32 = 192 threads
+      {{{"BM", 96}, {"WM", 32}},
+       {},
+       "SWIZZLE=1 needs power-of-two BM, BN and BK so the XOR stays within a row",
+       "swizzle_power_of_two"},
+      {{}, {Precision::fp32, Precision::bf16}, "TF_INPUT must be fp16, bf16, tf32, fp8e4m3 or fp8e5m2", ""},
+      // 16 bf16 elements are 32 bytes
+      {{{"VEC", 16}}, {}, "VEC elements must fit one 16-byte load", "vector_width"},
+      // fp8's mma steps K by 32
+      {{{"BK", 16}, {"VEC", 16}, {"WN", 32}},
+       {Precision::fp8e4m3, Precision::bf16},
+       "BK must be a multiple of the mma's K (32 for fp8)",
+       "mma_shape"},
   };
   const std::vector<std::string> all_messages = static_assert_messages(gemm_source().text);
-  ASSERT_EQ(all_messages.size(), 11u);
+  ASSERT_EQ(all_messages.size(), 13u);
   std::set<std::string> fired;
   for (const Impossible& c : cases) {
     Point point = at({});
@@ -350,7 +348,8 @@ TEST(StaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
     }
     fired.insert(c.message);
     // The host never sends such a point to the compiler: the rule of the same meaning prunes it.
-    for (const Constraint& rule : gemm_mma_template().constraints) {
+    const KernelTemplate& family = is_fp8(c.types.input) ? gemm_mma_fp8_template() : gemm_mma_template();
+    for (const Constraint& rule : family.constraints) {
       if (rule.name == c.constraint) {
         EXPECT_FALSE(rule.holds(point, h100())) << rule.name;
       }
@@ -411,7 +410,7 @@ TEST(PtxasResources, EmptyLogHasNoKernels) {
 TEST(PtxasResources, RealLogAgreesWithTheParsedResources) {
   const CompiledKernel& kernel = compiled(at({}));
   EXPECT_TRUE(contains(kernel.log,
-                       "Used " + std::to_string(kernel.resources.at("tf_gemm").registers) + " registers"));
+                       "Used " + std::to_string(kernel.resources.at("tf_gemm_rr").registers) + " registers"));
   EXPECT_EQ(parse_ptxas_resources(kernel.log).size(), kernel.resources.size());
 }
 

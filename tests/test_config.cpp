@@ -429,7 +429,7 @@ output: out.yaml
 TEST(ConfigErrors, UnknownPrecisionOutputAndLayoutAreRejected) {
   const std::string head = gpu_line + "problems:\n  - {name: a, m: 1, n: 1, k: 1, ";
   EXPECT_TRUE(fails_with(head + "precision: fp8}\n" + tail, 3, "problems[0].precision",
-                         "unknown precision 'fp8' (expected fp16, bf16 or fp32)"));
+                         "unknown precision 'fp8' (expected fp16, bf16, fp32, tf32, fp8e4m3 or fp8e5m2)"));
   EXPECT_TRUE(fails_with(head + "precision: bf16, output: int8}\n" + tail, 3, "problems[0].output",
                          "unknown output type 'int8' (expected fp16, bf16 or fp32)"));
   EXPECT_TRUE(fails_with(head + "precision: bf16, layout: RT}\n" + tail, 3, "problems[0].layout",
@@ -443,6 +443,54 @@ TEST(ConfigErrors, UnknownPrecisionOutputAndLayoutAreRejected) {
   const Config fp32 = parse_config(head + "precision: fp32}\n" + tail, "test.yaml");
   EXPECT_EQ(fp32.problems[0].input, Precision::fp32);
   EXPECT_EQ(fp32.problems[0].output, Precision::fp32);
+}
+
+TEST(Config, Tf32AndFp8InputsTakeTheirOutputDefaults) {
+  const std::string head = gpu_line + "problems:\n  - {name: a, m: 1, n: 1, k: 1, ";
+  const auto problem_of = [&](const std::string& fields) {
+    return parse_config(head + fields + "}\n" + tail, "test.yaml").problems.at(0);
+  };
+  // tf32 inputs: C is fp32, by default and when written.
+  EXPECT_EQ(problem_of("precision: tf32").input, Precision::tf32);
+  EXPECT_EQ(problem_of("precision: tf32").output, Precision::fp32);
+  EXPECT_EQ(problem_of("precision: tf32, output: fp32").output, Precision::fp32);
+  // fp8 inputs: C is bf16 by default, and may be bf16, fp16 or fp32.
+  for (const char* fp8 : {"fp8e4m3", "fp8e5m2"}) {
+    SCOPED_TRACE(fp8);
+    const std::string precision = std::string("precision: ") + fp8;
+    EXPECT_EQ(to_string(problem_of(precision).input), std::string(fp8));
+    EXPECT_EQ(problem_of(precision).output, Precision::bf16);
+    EXPECT_EQ(problem_of(precision + ", output: bf16").output, Precision::bf16);
+    EXPECT_EQ(problem_of(precision + ", output: fp16").output, Precision::fp16);
+    EXPECT_EQ(problem_of(precision + ", output: fp32").output, Precision::fp32);
+  }
+  // The older types keep their own type as the default output.
+  EXPECT_EQ(problem_of("precision: fp16").output, Precision::fp16);
+  EXPECT_EQ(problem_of("precision: bf16").output, Precision::bf16);
+}
+
+TEST(ConfigErrors, Tf32AndFp8AreNeverOutputs) {
+  const std::string head = gpu_line + "problems:\n  - {name: a, m: 1, n: 1, k: 1, ";
+  // tf32 inputs write fp32 only.
+  for (const char* output : {"bf16", "fp16"}) {
+    EXPECT_TRUE(fails_with(
+        head + "precision: tf32, output: " + output + "}\n" + tail, 3, "problems[0].output",
+        std::string("output type ") + output + " is not supported with tf32 inputs (expected fp32)"));
+  }
+  // No input type writes tf32 or fp8.
+  for (const char* input : {"fp8e4m3", "fp8e5m2", "bf16", "fp16", "fp32", "tf32"}) {
+    for (const char* output : {"tf32", "fp8e4m3", "fp8e5m2"}) {
+      SCOPED_TRACE(std::string(input) + " -> " + output);
+      EXPECT_TRUE(fails_with(
+          head + "precision: " + input + ", output: " + output + "}\n" + tail, 3, "problems[0].output",
+          std::string("output type ") + output + " is not supported (expected fp16, bf16 or fp32; " + output +
+              " is an input type only)"));
+    }
+  }
+  EXPECT_TRUE(fails_with(head + "precision: fp8e4m3, output: fp8}\n" + tail, 3, "problems[0].output",
+                         "unknown output type 'fp8' (expected fp16, bf16 or fp32)"));
+  EXPECT_TRUE(fails_with(head + "precision: FP8E4M3}\n" + tail, 3, "problems[0].precision",
+                         "unknown precision 'FP8E4M3'"));
 }
 
 TEST(ConfigErrors, NamesMustHaveTheirShape) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,6 +43,12 @@ rc::Gen<CaseSpace> gen_space() {
         s.sm_count = sm_count;
         s.max_macs = max_macs;
         s.huge_weight = huge_weight;
+        s.varies_splits = s.varies_grid = tile_m != 64;
+        if (tile_n != 64)
+          s.layouts = {{Order::row, Order::row},
+                       {Order::row, Order::col},
+                       {Order::col, Order::row},
+                       {Order::col, Order::col}};
         return s;
       },
       rc::gen::element<int64_t>(1, 2, 4, 8), rc::gen::element<int64_t>(1, 2, 4, 8),
@@ -56,18 +63,34 @@ const int64_t huge_elements = int64_t{1} << 31;
 /// Why the candidate of `space` would not accept `r`, or "" when it would.
 std::string violation(const CaseRecord& r, const CaseSpace& space) {
   if (r.m < 1 || r.n < 1 || r.k < 1) return "a size below 1";
+  if (std::find(space.layouts.begin(), space.layouts.end(), r.layout) == space.layouts.end())
+    return "a layout the candidate does not compute";
   if (r.k % space.k_unit != 0) return "K is not a multiple of k_unit";
   if (r.n % space.n_unit != 0) return "N is not a multiple of n_unit";
+  if (r.layout.a == Order::col && r.m % space.k_unit != 0)
+    return "column-major A with M not a multiple of k_unit";
+  if (r.layout.b == Order::col && r.k % space.n_unit != 0)
+    return "column-major B with K not a multiple of n_unit";
+  const int64_t k_tiles = (r.k + space.tile_k - 1) / space.tile_k;
+  if (!space.varies_splits ? r.splits != 0
+                           : !(r.splits <= 3 || r.splits == k_tiles || r.splits == k_tiles + 1))
+    return "a split count other than 0 (the candidate's), 1, 2, 3, the K tiles or one more";
+  if (r.splits < 0 || r.grid < 0 || (!space.varies_grid && r.grid != 0))
+    return "a grid the candidate cannot take";
   if (r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0) return "a negative padding";
   if (r.lda_pad % space.k_unit != 0) return "lda_pad is not a multiple of k_unit";
   if (r.ldb_pad % space.n_unit != 0) return "ldb_pad is not a multiple of n_unit";
+  // The smallest K the layout allows: a column-major B is stored along K.
+  const int64_t k_unit = r.layout.b == Order::col ? std::max(space.k_unit, space.n_unit) : space.k_unit;
   if (r.m * r.n > huge_elements) {
     // Huge cases (C offsets beyond 2^31) come only when the space opts in, and their C is write-only.
     if (space.huge_weight <= 0) return "a huge case in a space that did not opt in";
     if (r.beta != 0.0 || r.ldc_pad != 0) return "a huge case that reads C";
-  } else if (r.m * r.n * space.k_unit <= space.max_macs) {
-    if (r.m * r.n * r.k > space.max_macs) return "m*n*k above max_macs although one K unit fits";
-  } else if (r.k != space.k_unit) {
+  } else if (r.m * r.n * k_unit <= space.max_macs) {
+    // A column-major A may round M up to one unit; the cap then holds for the M it had.
+    if (r.m * r.n * r.k > space.max_macs && !(r.layout.a == Order::col && r.m == space.k_unit))
+      return "m*n*k above max_macs although one K unit fits";
+  } else if (r.k != k_unit) {
     return "m*n*k above max_macs and K is not its smallest";
   }
   // A distribution the rest of the system can name and read back.
@@ -117,7 +140,13 @@ const std::vector<std::string> intended_tags = {"tiny",
                                                 "dist_denormal",
                                                 "dist_sparse_nonfinite",
                                                 "dist_identity",
-                                                "offset_pointers"};
+                                                "offset_pointers",
+                                                "layout_RC",
+                                                "layout_CR",
+                                                "layout_CC",
+                                                "split_k",
+                                                "empty_splits",
+                                                "persistent_grid"};
 
 std::vector<CaseSpace> coverage_spaces() {
   std::vector<CaseSpace> spaces;
@@ -129,6 +158,11 @@ std::vector<CaseSpace> coverage_spaces() {
         s.tile_m = s.tile_n = tile;
         s.tile_k = tile == 64 ? 64 : 32;
         s.stages = stages;
+        s.varies_splits = s.varies_grid = true;
+        s.layouts = {{Order::row, Order::row},
+                     {Order::row, Order::col},
+                     {Order::col, Order::row},
+                     {Order::col, Order::col}};
         spaces.push_back(s);
       }
   return spaces;
@@ -288,6 +322,8 @@ namespace {
 RC_GTEST_PROP(CaseLines, ReadBackAsTheRecordThatWroteThem, ()) {
   CaseSpace space;
   space.huge_weight = 1;
+  space.varies_splits = space.varies_grid = true;
+  space.layouts = {{Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::col}};
   const CaseRecord record = *gen_case(space);
   const auto parsed = parse_case_line("case " + to_string(record));
   RC_ASSERT(parsed.has_value());

@@ -1,16 +1,22 @@
 // GPU laws (run through tests/gpu_guard.sh; skipped with the reason where there is no GPU):
-//  - the default gemm_mma candidates are right on the edge cases each bug class lives in;
+//  - the default gemm_mma and gemm_simt candidates are right on the edge cases each bug class lives in;
 //  - the injected bugs that a single chosen case must expose are caught, with the expected class.
 // The fuzz campaign (`fuzz mutants`) covers the rest with generated cases; this is the fixed floor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "tuner/backend/nvrtc_compiler.hpp"
 #include "tuner/device/case_executor.hpp"
 #include "tuner/device/cuda.hpp"
 #include "tuner/templates/gemm_mma.hpp"
+#include "tuner/templates/gemm_simt.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -24,26 +30,41 @@ class GpuTest : public ::testing::Test {
     device_ = std::make_unique<DeviceInfo>(device::query_device());
     context_ = std::make_unique<device::Context>();
     stream_ = std::make_unique<device::Stream>();
-    source_ =
-        std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu"));
   }
   static void TearDownTestSuite() {
     stream_.reset();
     context_.reset();
   }
 
-  // Compiles and runs one case on a candidate: the default point with some parameters overridden.
+  // Compiles and runs one case on a gemm_mma candidate: the default point with some parameters overridden.
   static device::CaseOutcome run(const CaseRecord& record,
                                  std::vector<std::pair<std::string, int64_t>> overrides, TypePair types = {},
                                  int mutant = 0) {
-    const KernelTemplate& t = gemm_mma_template();
+    return run_on(gemm_mma_template(), record, std::move(overrides), types, mutant);
+  }
+
+  // The same on a gemm_simt candidate (fp32 in and out).
+  static device::CaseOutcome run_simt(const CaseRecord& record,
+                                      std::vector<std::pair<std::string, int64_t>> overrides,
+                                      int mutant = 0) {
+    return run_on(gemm_simt_template(), record, std::move(overrides), {Precision::fp32, Precision::fp32},
+                  mutant);
+  }
+
+  static device::CaseOutcome run_on(const KernelTemplate& t, const CaseRecord& record,
+                                    std::vector<std::pair<std::string, int64_t>> overrides, TypePair types,
+                                    int mutant) {
     auto values = t.default_point().values();
     for (auto& [name, value] : values)
       for (const auto& [override_name, override_value] : overrides)
         if (name == override_name) value = override_value;
     const Candidate candidate{&t, Point(values), types, mutant};
     const NvrtcCompiler compiler;
-    const CompileRequest request{source_.get(), t.defines(candidate.point, types, mutant), device_->arch};
+    std::unique_ptr<KernelSource>& source = sources_[t.source_file];
+    if (!source)
+      source =
+          std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", t.source_file));
+    const CompileRequest request{source.get(), t.defines(candidate.point, types, mutant), device_->arch};
     std::string& image = images_[compiler.key(request)];  // compile each distinct image once per suite
     if (image.empty()) image = compiler.compile(request).image;
     const auto runner = device::load_candidate(candidate, image);
@@ -64,10 +85,17 @@ class GpuTest : public ::testing::Test {
     return r;
   }
 
+  // `r` with its launch overridden: `splits` K splits, a grid of `grid` CTAs (0: the candidate's own).
+  static CaseRecord with(CaseRecord r, int64_t splits, int64_t grid) {
+    r.splits = splits;
+    r.grid = grid;
+    return r;
+  }
+
   static inline std::unique_ptr<DeviceInfo> device_;
   static inline std::unique_ptr<device::Context> context_;
   static inline std::unique_ptr<device::Stream> stream_;
-  static inline std::unique_ptr<KernelSource> source_;
+  static inline std::map<std::string, std::unique_ptr<KernelSource>> sources_;  // by template file
   static inline std::map<std::string, std::string> images_;
 };
 
@@ -119,6 +147,89 @@ TEST_F(GpuTest, PackedAndElementwisePathsHandleMisalignedOperands) {
   EXPECT_TRUE(refused.refused) << "VEC=8 without packing must refuse K=1031, not compute it";
 }
 
+// Every storage order of A and B, on tails in every dimension, with padded leading dimensions, through the
+// in-place, packed and element-wise load paths.
+TEST_F(GpuTest, EveryLayoutIsRightOnEveryLoadPath) {
+  const std::vector<Layout> layouts = {
+      {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
+  for (const Layout layout : layouts) {
+    CaseRecord aligned = record(136, 200, 72, Distribution::sequential, 1.0, 0.5);
+    aligned.layout = layout;
+    aligned.lda_pad = 8;
+    aligned.ldb_pad = 16;
+    CaseRecord odd = record(97, 131, 103, Distribution::identity);
+    odd.layout = layout;
+    odd.lda_pad = 3;
+    odd.ldb_pad = 1;
+    const std::string name = to_string(layout);
+    const device::CaseOutcome in_place = run(aligned, {});
+    EXPECT_TRUE(in_place.passed) << name << " VEC=8: " << in_place.message;
+    const device::CaseOutcome padded = run(aligned, {{"SWIZZLE", 0}});
+    EXPECT_TRUE(padded.passed) << name << " SWIZZLE=0: " << padded.message;
+    const device::CaseOutcome packed = run(odd, {{"PACK", 1}});
+    EXPECT_TRUE(packed.passed) << name << " PACK=1: " << packed.message;
+    const device::CaseOutcome elementwise = run(odd, {{"VEC", 1}, {"WM", 32}, {"BM", 64}});
+    EXPECT_TRUE(elementwise.passed) << name << " VEC=1: " << elementwise.message;
+  }
+}
+
+// Split-K with 1, 2, 3, all and more than all K tiles as splits, and persistent grids of 1, 2 and 3 CTAs and
+// a fraction of a wave, on a shape with tails everywhere: the same bits as the plain launch is not required
+// (the summation order differs), the oracle's verdict is.
+TEST_F(GpuTest, SplitKAndPersistentGridsAreRight) {
+  CaseRecord c = record(257, 136, 1000, Distribution::small_int, 1.5, -1.0);  // 32 K tiles of 32
+  for (const int64_t splits : {1, 2, 3, 32, 33, 40}) {
+    c.splits = splits;
+    for (const int64_t grid : {0, 1, 2, 3, 7}) {
+      c.grid = grid;
+      const device::CaseOutcome outcome = run(c, {});
+      EXPECT_TRUE(outcome.passed) << fuzz::to_string(c) << ": " << outcome.message;
+    }
+  }
+  CaseRecord normal = record(64, 8192, 8192, Distribution::normal);  // decode-like, bounded check
+  normal.splits = 4;
+  const device::CaseOutcome decode =
+      run(normal, {{"BM", 16}, {"WM", 16}, {"WN", 32}, {"BK", 64}, {"STAGES", 4}});
+  EXPECT_TRUE(decode.passed) << decode.message;
+}
+
+// tf32 (every storage order: two of them through scalar fragment loads) and fp8 (RC only), on tails, a K
+// tail shorter than one mma step, split-K, a small persistent grid and packed operands.
+TEST_F(GpuTest, Tf32AndFp8AreRightOnTheirLayouts) {
+  struct Family {
+    const KernelTemplate* t;
+    std::vector<TypePair> types;
+  };
+  const std::vector<Family> families = {
+      {&gemm_mma_tf32_template(), {{Precision::tf32, Precision::fp32}}},
+      {&gemm_mma_fp8_template(),
+       {{Precision::fp8e4m3, Precision::bf16}, {Precision::fp8e5m2, Precision::fp32}}}};
+  for (const Family& f : families)
+    for (const TypePair& types : f.types)
+      for (const Layout& layout : f.t->layouts) {
+        const std::string name = f.t->name + " " + to_string(types.input) + " " + to_string(layout);
+        const int64_t unit = 16 / size_of(types.input);  // K multiple of one 16-byte load
+        // M one past a tile, or one load past it when A is stored along M
+        const int64_t m = layout.a == Order::col ? 128 + unit : 129;
+        CaseRecord tails = record(m, 136, 3 * unit, Distribution::sequential, 1.0, 0.5);
+        tails.layout = layout;
+        CaseRecord normal = record(200, 72, 40 * unit, Distribution::normal);
+        normal.layout = layout;
+        normal.splits = 3;
+        normal.grid = 2;
+        CaseRecord odd = record(97, 131, 101, Distribution::small_int);
+        odd.layout = layout;
+        odd.ldb_pad = 1;
+        for (const auto& [what, c, overrides] :
+             std::vector<std::tuple<std::string, CaseRecord, std::vector<std::pair<std::string, int64_t>>>>{
+                 {"tails", tails, {}}, {"split and grid", normal, {}}, {"packed", odd, {{"PACK", 1}}}}) {
+          const device::CaseOutcome outcome = run_on(*f.t, c, overrides, types, 0);
+          EXPECT_TRUE(outcome.passed)
+              << name << " " << what << " " << fuzz::to_string(c) << ": " << outcome.message;
+        }
+      }
+}
+
 // Each injected bug, on a case chosen to expose it, is caught and classified.
 TEST_F(GpuTest, InjectedBugsAreCaught) {
   struct Expectation {
@@ -136,6 +247,12 @@ TEST_F(GpuTest, InjectedBugsAreCaught) {
       {"beta0_reads_c", record(64, 64, 32), ""},
       {"group_drop", record(1100, 264, 32), ""},  // 9 x 3 tiles: the short last group loses tiles
       {"fp16_acc", record(64, 64, 4096, Distribution::large), ""},  // partial sums pass fp16's 65504
+      // two K tiles over three splits: the third split writes no partial, and the NaN workspace shows
+      {"empty_split_skips", with(record(64, 64, 64), 3, 0), ""},
+      // five K tiles over two splits of two: the fifth tile is lost
+      {"split_drops_remainder", with(record(64, 64, 160), 2, 0), ""},
+      // two CTAs walk nine tiles: every tile after a CTA's first starts from the previous tile's sums
+      {"unit_keeps_acc", with(record(384, 384, 64), 0, 2), ""},
   };
   for (const Expectation& e : expectations) {
     const device::CaseOutcome outcome = run(e.c, {}, {}, code(e.mutant));
@@ -143,6 +260,70 @@ TEST_F(GpuTest, InjectedBugsAreCaught) {
     EXPECT_EQ(outcome.failure_class, fuzz::FailureClass::incorrect) << e.mutant << ": " << outcome.message;
     if (!e.subtype.empty()) {
       EXPECT_EQ(outcome.subtype, e.subtype) << e.mutant;
+    }
+  }
+}
+
+// ---- gemm_simt (fp32 on CUDA cores) ----
+
+TEST_F(GpuTest, SimtEdgeCasesPassAtSeveralPoints) {
+  const std::vector<CaseRecord> cases = {
+      record(1, 4, 4),                                         // one row, one vector of K
+      record(129, 136, 40),                                    // one past a tile in M, partial N and K tiles
+      record(128, 128, 8),                                     // exactly one tile, one K step
+      record(7, 24, 4, Distribution::ones),                    // K below BK: every output is K
+      record(33, 40, 65536, Distribution::small_int),          // large K, exact
+      record(200, 72, 1000, Distribution::normal, 2.0, -1.0),  // bounded mode, C read and scaled
+      record(1100, 264, 24, Distribution::sequential),         // 9 tile rows: a short last GROUP_M group
+      record(300, 260, 516, Distribution::denormal),           // subnormal inputs: no flush to zero
+  };
+  const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+      {},                                               // 128x128x8, 8x8 per thread, two CTAs per SM
+      {{"BK", 16}, {"MIN_BLOCKS", 1}},                  // deeper K tile, registers uncapped
+      {{"BM", 64}, {"TN", 4}, {"STAGES", 3}},           // 8 x 32 threads, a three-stage ring
+      {{"BN", 64}, {"TM", 4}, {"VEC", 2}, {"BK", 16}},  // 8-byte loads
+  };
+  for (const auto& point : points)
+    for (CaseRecord c : cases) {
+      c.ldc_pad = 3;  // rows of C start at every alignment: the epilogue's single-float path
+      const device::CaseOutcome outcome = run_simt(c, point);
+      EXPECT_TRUE(outcome.passed) << fuzz::to_string(c) << " at point " << ::testing::PrintToString(point)
+                                  << ": " << outcome.message;
+    }
+}
+
+TEST_F(GpuTest, SimtElementwiseLoadsServeMisalignedOperands) {
+  CaseRecord odd = record(97, 131, 1031, Distribution::small_int, 1.0, 1.0);
+  odd.lda_pad = 3;
+  odd.ldb_pad = 1;
+  odd.a_offset = 1;  // A starts 4 bytes past an aligned address
+  const device::CaseOutcome elementwise = run_simt(odd, {{"VEC", 1}});
+  EXPECT_TRUE(elementwise.passed) << elementwise.message;
+  const device::CaseOutcome refused = run_simt(odd, {});
+  EXPECT_TRUE(refused.refused) << "VEC=4 must refuse K=1031, not compute it";
+}
+
+TEST_F(GpuTest, SimtInjectedBugsAreCaught) {
+  const auto code = [](const char* name) {
+    const auto& names = gemm_simt_mutant_names();
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  CaseRecord k_tail =
+      record(64, 64, 36);  // K = 36: the last K tile of 8 holds 4 columns of A's padding (NaN)
+  k_tail.lda_pad = 4;
+  const std::vector<std::tuple<const char*, CaseRecord, std::string>> expectations = {
+      {"skip_last_k_tile", record(128, 128, 64), ""},
+      {"drop_tail", record(129, 136, 32), "unwritten"},
+      {"beta0_reads_c", record(64, 64, 32), ""},
+      {"group_drop", record(1100, 264, 32), ""},  // 9 x 3 tiles: the short last group loses tiles
+      {"no_k_guard", k_tail, ""},
+  };
+  for (const auto& [mutant, c, subtype] : expectations) {
+    const device::CaseOutcome outcome = run_simt(c, {}, code(mutant));
+    EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
+    EXPECT_EQ(outcome.failure_class, fuzz::FailureClass::incorrect) << mutant << ": " << outcome.message;
+    if (!subtype.empty()) {
+      EXPECT_EQ(outcome.subtype, subtype) << mutant;
     }
   }
 }

@@ -329,6 +329,37 @@ TEST(Materialise, ShapesAndLeadingDimensions) {
   EXPECT_EQ(operands.c.size_bytes(), 5u * 9u * 4u);
 }
 
+// Column-major operands: the logical matrices hold the same values as in the row-major case (values depend
+// on the position, not the storage), and the device image is the transpose with the record's leading
+// dimension (M + pad for A, K + pad for B), its padding NaN.
+TEST(Materialise, ColumnMajorOperandsAreTheTransposedImagesOfTheSameValues) {
+  CaseRecord row_major = record_of(5, 6, 7, Distribution::normal, 3, 1, 1);
+  CaseRecord col_major = row_major;
+  col_major.layout = {Order::col, Order::col};
+  col_major.lda_pad = 2;
+  col_major.ldb_pad = 1;
+  EXPECT_EQ(col_major.lda(), 5 + 2);
+  EXPECT_EQ(col_major.ldb(), 7 + 1);
+  const CaseOperands rows = materialise(row_major, Precision::bf16, Precision::fp32);
+  const CaseOperands cols = materialise(col_major, Precision::bf16, Precision::fp32);
+  const HostMatrix a_image = transposed(cols.a, col_major.lda());
+  const HostMatrix b_image = transposed(cols.b, col_major.ldb());
+  ASSERT_EQ(a_image.rows(), 7);
+  ASSERT_EQ(a_image.cols(), 5);
+  ASSERT_EQ(a_image.ld(), 7);
+  ASSERT_EQ(b_image.rows(), 6);
+  ASSERT_EQ(b_image.ld(), 8);
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t p = 0; p < 7; ++p) {
+      EXPECT_EQ(cols.a.get(i, p), rows.a.get(i, p));
+      EXPECT_EQ(a_image.get(p, i), rows.a.get(i, p));
+    }
+  for (int64_t p = 0; p < 7; ++p)
+    for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(b_image.get(j, p), rows.b.get(p, j));
+  for (int64_t p = 0; p < 7; ++p) EXPECT_TRUE(std::isnan(a_image.get(p, 5)) && std::isnan(a_image.get(p, 6)));
+  for (int64_t j = 0; j < 6; ++j) EXPECT_TRUE(std::isnan(b_image.get(j, 7)));
+}
+
 TEST(Materialise, PaddingIsNaNAndValuesAreFinite) {
   for (Distribution distribution : all_distributions) {
     CaseRecord record = record_of(9, 10, 11, distribution, 99, 1, -1);
@@ -486,6 +517,11 @@ const Shape bounded_shapes[] = {
     {31, 31, 2048, Precision::fp16, Precision::bf16, 2, 1, 8},
     {3, 5, 4095, Precision::bf16, Precision::bf16, 1, 0.5, 9},
     {40, 3, 3, Precision::fp16, Precision::fp16, 1, 0, 10},
+    // fp32 inputs: the products are rounded too (the simulation does not fuse them), K + 2 roundings per term
+    {23, 19, 4096, Precision::fp32, Precision::fp32, 1, 0, 11},
+    {5, 64, 1000, Precision::fp32, Precision::fp32, -0.75, 1.5, 12},
+    {3, 5, 65536, Precision::fp32, Precision::fp32, 1, 0, 13},
+    {1, 1, 1, Precision::fp32, Precision::fp32, 2, -1, 14},
 };
 
 TEST(OracleLaw, CorrectlyRoundedFp32AccumulationPasses) {
@@ -514,6 +550,48 @@ TEST(OracleLaw, LowPrecisionAccumulationFailsTheFp32Bound) {
                                      model_of(record, Precision::fp32), false, true);
   EXPECT_FALSE(verdict.pass) << to_string(record) << ": " << verdict.summary();
   EXPECT_GT(verdict.wrong, 0) << to_string(record);
+}
+
+TEST(OracleLaw, Fp32InputsWithSubnormalsPass) {
+  // fp32 products of subnormal inputs underflow: each loses up to 2^-150, which the output's smallest normal
+  // (2^-126) in the bound absorbs for K up to 2^24.
+  for (const uint64_t seed : {41, 42, 43}) {
+    const CaseRecord record = record_of(12, 10, 4096, Distribution::denormal, seed);
+    SCOPED_TRACE(to_string(record));
+    const CaseOperands operands = materialise(record, Precision::fp32, Precision::fp32);
+    const HostMatrix out = simulate_kernel(operands, record, Precision::fp32);
+    const Verdict verdict = check_full(out, compute_reference(gemm_of(operands, record)),
+                                       model_of(record, Precision::fp32), false, true);
+    EXPECT_TRUE(verdict.pass) << verdict.summary();
+    EXPECT_LT(verdict.worst_ratio, 1.0) << verdict.summary();
+  }
+}
+
+/// x rounded to TF32 (an 8-bit exponent and 11 significant bits, ties to even), as tensor cores read fp32.
+double round_to_tf32(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int exponent = std::ilogb(x);
+  return std::ldexp(std::nearbyint(std::ldexp(x, 10 - exponent)), exponent - 10);
+}
+
+TEST(OracleLaw, Fp32InputsReadAsTf32FailTheBound) {
+  // The fp32 bound has teeth against TF32: a kernel that rounds fp32 inputs to 11 significant bits (tensor
+  // cores in TF32 mode) errs by about 2^-11 per product, far beyond 2·(K+2)·2^-24 at K = 64.
+  const CaseRecord record = record_of(16, 16, 64, Distribution::normal, 51);
+  const CaseOperands operands = materialise(record, Precision::fp32, Precision::fp32);
+  CaseOperands tf32 = operands;
+  for (HostMatrix* matrix : {&tf32.a, &tf32.b})
+    for (int64_t row = 0; row < matrix->rows(); ++row)
+      for (int64_t col = 0; col < matrix->cols(); ++col)
+        matrix->set(row, col, round_to_tf32(matrix->get(row, col)));
+  const Reference reference = compute_reference(gemm_of(operands, record));
+  const ArithmeticModel model = model_of(record, Precision::fp32);
+  EXPECT_TRUE(
+      check_full(simulate_kernel(operands, record, Precision::fp32), reference, model, false, true).pass);
+  const Verdict verdict =
+      check_full(simulate_kernel(tf32, record, Precision::fp32), reference, model, false, true);
+  EXPECT_FALSE(verdict.pass) << to_string(record) << ": " << verdict.summary();
+  EXPECT_GT(verdict.wrong, record.m * record.n / 2) << verdict.summary();
 }
 
 // ---- law (b): one element just outside its bound fails; just inside passes ----------------------------
@@ -603,6 +681,8 @@ const Shape exact_shapes[] = {
     {16, 8, 3000, Precision::bf16, Precision::fp32, 1, 1, 23},
     {1, 1, 1, Precision::fp16, Precision::fp32, 1, 0, 24},
     {30, 20, 100, Precision::fp16, Precision::bf16, -1, 2, 25},
+    {9, 13, 4096, Precision::fp32, Precision::fp32, 1, 0, 26},
+    {30, 20, 100, Precision::fp32, Precision::fp32, -1, 2, 27},
 };
 
 TEST(OracleLaw, ExactInputsPassBitForBitAndOneUlpFails) {
@@ -775,6 +855,14 @@ TEST(ProjectedLaw, CorrectOutputPasses) {
         check_projected(out, gemm_of(operands, record), model_of(record, output), 3, 256, 128, 64, 9);
     EXPECT_TRUE(verdict.pass) << describe(record, Precision::fp16, output) << ": " << verdict.summary();
   }
+  // ... and fp32 inputs, whose products are rounded as well.
+  const CaseRecord record = record_of(130, 70, 900, Distribution::normal, 6, 0.5, 2);
+  const CaseOperands operands = materialise(record, Precision::fp32, Precision::fp32);
+  const HostMatrix out = simulate_kernel(operands, record, Precision::fp32);
+  const Verdict verdict = check_projected(out, gemm_of(operands, record), model_of(record, Precision::fp32),
+                                          3, 256, 128, 128, 10);
+  EXPECT_TRUE(verdict.pass) << describe(record, Precision::fp32, Precision::fp32) << ": "
+                            << verdict.summary();
 }
 
 TEST(ProjectedLaw, EveryElementWithinItsBoundPassesEvenAlignedWithR) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "templates/tile_map.h"
+#include "tuner/templates/gemm_mma.hpp"
 #include "tuner/templates/kernel_template.hpp"
 
 namespace {
@@ -95,50 +96,95 @@ rc::Gen<int64_t> gen_extent(int64_t tile) {
                         [tile](int64_t t) { return t * tile; })}});
 }
 
-// The law on the kernel's own shapes: for odd M and N (and whole multiples of the tile), the grid the
-// gemm_mma launcher requests, mapped through tf_tile_map with tiles from ceiling division and the kernel's
-// out-of-range guard, writes every element of the M x N output exactly once.
-RC_GTEST_PROP(TileMap, TheKernelGridCoversEveryOutputElementOnce, ()) {
-  const int64_t bm = *rc::gen::element<int64_t>(64, 128, 256).as("BM");
+// The K partition law: for any K tile count and split count (more splits than tiles included), the splits'
+// ranges are in order, disjoint, cover [0, k_tiles) exactly, and differ in size by at most one.
+RC_GTEST_PROP(KRange, SplitsPartitionTheKTilesInOrder, ()) {
+  const int64_t k_tiles = *rc::gen::inRange<int64_t>(1, 5000).as("k_tiles");
+  const int64_t splits = *rc::gen::inRange<int64_t>(1, 300).as("splits");
+  int64_t next = 0, smallest = k_tiles, largest = 0;
+  for (int64_t split = 0; split < splits; ++split) {
+    const TfKRange r = tf_k_range(k_tiles, splits, split, 0);
+    RC_ASSERT(r.begin == next);
+    RC_ASSERT(r.end >= r.begin);
+    next = r.end;
+    smallest = std::min(smallest, r.end - r.begin);
+    largest = std::max(largest, r.end - r.begin);
+  }
+  RC_ASSERT(next == k_tiles);
+  RC_ASSERT(largest - smallest <= 1);
+}
+
+// Its mutant (every split gets k_tiles / splits tiles) loses tiles exactly when splits does not divide them.
+RC_GTEST_PROP(KRange, TheDropRemainderMutantLosesTilesExactlyWhenSplitsDoNotDivide, ()) {
+  const int64_t k_tiles = *rc::gen::inRange<int64_t>(1, 5000).as("k_tiles");
+  const int64_t splits = *rc::gen::inRange<int64_t>(1, 300).as("splits");
+  int64_t covered = 0;
+  for (int64_t split = 0; split < splits; ++split) {
+    const TfKRange r = tf_k_range(k_tiles, splits, split, 1);
+    covered += r.end - r.begin;
+  }
+  RC_ASSERT((covered == k_tiles) == (k_tiles % splits == 0));
+}
+
+// The law on the kernel's own launch: for odd M and N (and whole multiples of the tile), any split count and
+// any grid (persistent or not), the CTAs of the grid gemm_mma's launcher requests, each walking units with
+// stride grid through tf_unit_map and tf_k_range and skipping out-of-range tiles as the kernel does, cover
+// every (output tile, K tile) pair exactly once; and the tiles cover the M x N output exactly.
+RC_GTEST_PROP(TileMap, TheKernelWalkCoversEveryTileAndKTileOnce, ()) {
+  const int64_t bm = *rc::gen::element<int64_t>(16, 64, 128, 256).as("BM");
   const int64_t bn = *rc::gen::element<int64_t>(64, 128, 256).as("BN");
+  const int64_t bk = *rc::gen::element<int64_t>(32, 64).as("BK");
   const int64_t m = *gen_extent(bm).as("M");
   const int64_t n = *gen_extent(bn).as("N");
+  const int64_t k = *rc::gen::inRange<int64_t>(1, 1500).as("K");
   const int64_t group_m = *rc::gen::inRange<int64_t>(1, 17).as("GROUP_M");
+  const int64_t k_tiles = tf_ceil_div(k, bk);
+  const int64_t splits = *rc::gen::inRange<int64_t>(1, k_tiles + 3).as("splits");
+  const int64_t tiles_m = tf_ceil_div(m, bm), tiles_n = tf_ceil_div(n, bn);
+  const int64_t units = tiles_m * tiles_n * splits;
+  const int64_t grid_override = *rc::gen::inRange<int64_t>(0, units + 2).as("grid (0 = one CTA per unit)");
 
   const tunefuzz::KernelTemplate& gemm = tunefuzz::find_template("gemm_mma");
   std::vector<std::pair<std::string, int64_t>> values = gemm.default_point().values();
   for (auto& [name, value] : values) {
     if (name == "BM") value = bm;
     if (name == "BN") value = bn;
+    if (name == "BK") value = bk;
     if (name == "GROUP_M") value = group_m;
   }
   tunefuzz::GemmShape shape;
   shape.m = m;
   shape.n = n;
-  shape.k = 64;
-  shape.lda = shape.k;
+  shape.k = k;
+  shape.lda = k;
   shape.ldb = shape.ldc = n;
-  const int64_t grid = gemm.geometry(tunefuzz::Point(values), shape).grid_x;
+  const tunefuzz::LaunchGeometry geo =
+      tunefuzz::gemm_mma_geometry(tunefuzz::Point(values), shape, {splits, grid_override}, 2);
+  const int64_t grid = geo.grid_x;
+  RC_ASSERT(grid == (grid_override > 0 ? std::min(units, grid_override) : units));
+  if (splits > 1) RC_ASSERT(geo.workspace_bytes >= splits * m * tunefuzz::gemm_mma_partial_ld(shape) * 4);
 
-  const int64_t tiles_m = tf_ceil_div(m, bm), tiles_n = tf_ceil_div(n, bn);
   RC_ASSERT(tiles_m * bm >= m);
   RC_ASSERT((tiles_m - 1) * bm < m);
   RC_ASSERT(tiles_n * bn >= n);
   RC_ASSERT((tiles_n - 1) * bn < n);
-  RC_ASSERT(grid == tiles_m * tiles_n);
 
-  std::vector<uint8_t> writes(static_cast<size_t>(m * n), 0);
-  for (int64_t block = 0; block < grid; ++block) {
-    const TfTile tile = tf_tile_map(block, tiles_m, tiles_n, group_m, 1);
-    if (tile.m >= tiles_m || tile.n >= tiles_n) continue;  // the kernel's guard
-    for (int64_t row = tile.m * bm; row < std::min(m, (tile.m + 1) * bm); ++row)
-      for (int64_t col = tile.n * bn; col < std::min(n, (tile.n + 1) * bn); ++col)
-        ++writes[static_cast<size_t>(row * n + col)];
-  }
-  for (int64_t i = 0; i < m * n; ++i)
-    if (writes[static_cast<size_t>(i)] != 1) {
-      RC_FAIL("output element (" + std::to_string(i / n) + ", " + std::to_string(i % n) + ") written " +
-              std::to_string(writes[static_cast<size_t>(i)]) + " times");
+  std::vector<uint8_t> visits(static_cast<size_t>(tiles_m * tiles_n * k_tiles), 0);
+  for (int64_t block = 0; block < grid; ++block)
+    for (int64_t unit = block; unit < units; unit += grid) {
+      const TfUnit u = tf_unit_map(unit, tiles_m, tiles_n, group_m, 1);
+      if (u.tile.m >= tiles_m || u.tile.n >= tiles_n) continue;  // the kernel's guard
+      RC_ASSERT(u.split < splits);
+      const TfKRange r = tf_k_range(k_tiles, splits, u.split, 0);
+      for (int64_t kt = r.begin; kt < r.end; ++kt)
+        ++visits[static_cast<size_t>((u.tile.m * tiles_n + u.tile.n) * k_tiles + kt)];
+    }
+  for (size_t i = 0; i < visits.size(); ++i)
+    if (visits[i] != 1) {
+      const auto tile = static_cast<int64_t>(i) / k_tiles;
+      RC_FAIL("tile (" + std::to_string(tile / tiles_n) + ", " + std::to_string(tile % tiles_n) +
+              "), K tile " + std::to_string(static_cast<int64_t>(i) % k_tiles) + " visited " +
+              std::to_string(visits[i]) + " times");
     }
 }
 

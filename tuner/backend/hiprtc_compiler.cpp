@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <utility>
 
 #include "tuner/backend/code_object.hpp"
@@ -16,6 +17,14 @@ namespace {
 
 // Bump when the cache entry format or the meaning of options changes.
 constexpr const char* kKeyFormat = "tunefuzz-hiprtc-1";
+
+// hiprtc 5.2 (through comgr's LLVM) is not safe to call from several threads at once: concurrent compiles
+// abort the process now and then with "LLVM ERROR: inconsistency in registered CommandLine options". One
+// compile at a time, then; the compile stage's other threads still read and write the cache.
+std::mutex& hiprtc_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 void check(hiprtcResult result, const char* what) {
   if (result != HIPRTC_SUCCESS)
@@ -81,6 +90,7 @@ CompiledKernel HiprtcCompiler::compile(const CompileRequest& request) const {
     header_names.push_back(name.c_str());
     header_texts.push_back(text.c_str());
   }
+  const std::lock_guard<std::mutex> one_at_a_time(hiprtc_mutex());
   Program program;
   check(hiprtcCreateProgram(&program.handle, source.text.c_str(), source.file_name.c_str(),
                             static_cast<int>(header_texts.size()), header_texts.data(), header_names.data()),

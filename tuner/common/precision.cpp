@@ -1,53 +1,58 @@
 #include "tuner/common/precision.hpp"
 
+#include <cmath>
+#include <iterator>
+
 namespace tunefuzz {
 
+namespace {
+
+/// What the host knows of an element type.
+struct Traits {
+  const char* name;
+  int bytes;             // of its storage
+  int significand_bits;  // p, the hidden one included
+  int code;              // TF_TYPE_* in templates/tunefuzz_rtc.h (tests/test_precision.cpp checks)
+};
+
+/// In the order of the enum.
+constexpr Traits traits[] = {
+    {"fp16", 2, 11, 0}, {"bf16", 2, 8, 1},    {"fp32", 4, 24, 2},
+    {"tf32", 4, 11, 3}, {"fp8e4m3", 1, 4, 4}, {"fp8e5m2", 1, 3, 5},
+};
+static_assert(std::size(traits) == std::size(all_precisions));
+
+const Traits& traits_of(Precision precision) {
+  return traits[static_cast<size_t>(precision)];
+}
+
+}  // namespace
+
 const char* to_string(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return "fp16";
-    case Precision::bf16:
-      return "bf16";
-    case Precision::fp32:
-      return "fp32";
-  }
-  return "?";
+  return traits_of(precision).name;
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {
-  if (text == "fp16") return Precision::fp16;
-  if (text == "bf16") return Precision::bf16;
-  if (text == "fp32") return Precision::fp32;
+  for (Precision precision : all_precisions) {
+    if (text == to_string(precision)) return precision;
+  }
   return std::nullopt;
 }
 
+bool is_fp8(Precision precision) {
+  return precision == Precision::fp8e4m3 || precision == Precision::fp8e5m2;
+}
+
 int size_of(Precision precision) {
-  return precision == Precision::fp32 ? 4 : 2;
+  return traits_of(precision).bytes;
 }
 
 double unit_roundoff(Precision precision) {
-  switch (precision) {
-    case Precision::fp16:
-      return 0x1p-11;
-    case Precision::bf16:
-      return 0x1p-8;
-    case Precision::fp32:
-      return 0x1p-24;
-  }
-  return 0;
+  return std::ldexp(1.0, -traits_of(precision).significand_bits);
 }
 
 int template_code(Precision precision) {
-  // Must match TF_TYPE_FP16 / TF_TYPE_BF16 / TF_TYPE_FP32 in templates/tunefuzz_rtc.h.
-  switch (precision) {
-    case Precision::fp16:
-      return 0;
-    case Precision::bf16:
-      return 1;
-    case Precision::fp32:
-      return 2;
-  }
-  return -1;
+  return traits_of(precision).code;
 }
 
 std::string to_string(Layout layout) {

@@ -7,12 +7,20 @@
 
 namespace tunefuzz {
 
-enum class Precision { fp16, bf16, fp32 };
+/// tf32 is stored as fp32 bits holding a value with 11 significand bits; fp8e4m3 is OCP FP8 E4M3FN (no
+/// infinities), fp8e5m2 OCP FP8 E5M2 (IEEE-style infinities and NaNs). tf32 and fp8 are input types only.
+enum class Precision { fp16, bf16, fp32, tf32, fp8e4m3, fp8e5m2 };
 
-/// `fp16`, `bf16` or `fp32`.
+/// Every element type, in the order of the enum.
+inline constexpr Precision all_precisions[] = {Precision::fp16, Precision::bf16,    Precision::fp32,
+                                               Precision::tf32, Precision::fp8e4m3, Precision::fp8e5m2};
+
+/// `fp16`, `bf16`, `fp32`, `tf32`, `fp8e4m3` or `fp8e5m2`.
 const char* to_string(Precision precision);
 std::optional<Precision> parse_precision(std::string_view text);
-/// Bytes per element.
+/// fp8e4m3 or fp8e5m2.
+bool is_fp8(Precision precision);
+/// Bytes per element (tf32: 4, its fp32 storage).
 int size_of(Precision precision);
 /// Unit roundoff u = 2^-p of round-to-nearest in this type (p = significand bits including the hidden one).
 double unit_roundoff(Precision precision);

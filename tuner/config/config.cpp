@@ -299,8 +299,9 @@ bool is_letter(char c) {
   return is_upper(c) || (c >= 'a' && c <= 'z');
 }
 
-/// ^sm_[0-9]+a?$
+/// ^sm_[0-9]+a?$ (NVIDIA) or an AMD target (is_amd_arch)
 bool is_arch(std::string_view text) {
+  if (is_amd_arch(text)) return true;
   if (text.substr(0, 3) != "sm_") return false;
   text.remove_prefix(3);
   if (!text.empty() && text.back() == 'a') text.remove_suffix(1);
@@ -349,15 +350,19 @@ constexpr LimitKey limit_keys[] = {
     {"max_threads_per_block", &GpuLimits::max_threads_per_block, false, 1},
     {"max_threads_per_sm", &GpuLimits::max_threads_per_sm, false, 1},
     {"max_blocks_per_sm", &GpuLimits::max_blocks_per_sm, false, 1},
+    {"warp_size", &GpuLimits::warp_size, false, 1},
 };
 
-GpuLimits read_limits(const Context& context, const Field& field) {
+/// The limits of a GPU of `arch`. The defaults are NVIDIA's; an AMD target must state its wavefront width
+/// (`warp_size`: 64 on CDNA, where a default of 32 would silently halve every per-wavefront figure).
+GpuLimits read_limits(const Context& context, const Field& field, std::string_view arch) {
   std::vector<std::string_view> keys;
   for (const LimitKey& limit : limit_keys) keys.push_back(limit.key);
   const Section section(context, field, keys);
   GpuLimits limits;
   for (const LimitKey& limit : limit_keys) {
-    const std::optional<Field> value = limit.required ? section.require(limit.key) : section.find(limit.key);
+    const bool required = limit.required || (limit.key == "warp_size" && is_amd_arch(arch));
+    const std::optional<Field> value = required ? section.require(limit.key) : section.find(limit.key);
     if (value) limits.*limit.member = read_integer_at_least(context, *value, limit.minimum);
   }
   return limits;
@@ -370,31 +375,49 @@ GpuSpec read_gpu(const Context& context, const Field& field) {
   gpu.name = read_string(context, section.require("name"));
   const Field arch = section.require("arch");
   gpu.arch = read_string(context, arch);
+  gpu.arch_where = locate(context, arch);
   if (!is_arch(gpu.arch)) {
     fail(context, arch,
          "invalid arch '" + gpu.arch + "' (expected sm_ followed by digits and an optional 'a', " +
-             "e.g. sm_80, sm_90, sm_90a)");
+             "e.g. sm_80, sm_90, sm_90a, or an AMD target such as gfx90a or gfx942)");
   }
-  gpu.limits = read_limits(context, section.require("limits"));
+  gpu.limits = read_limits(context, section.require("limits"), gpu.arch);
   return gpu;
 }
 
 Precision read_input_precision(const Context& context, const Field& field) {
   const std::string text = read_string(context, field);
   const std::optional<Precision> precision = parse_precision(text);
-  if (precision == Precision::fp32) {
+  if (!precision) {
     fail(context, field,
-         "fp32 inputs are not supported yet (expected fp16 or bf16; fp32 is allowed as output)");
+         "unknown precision '" + text + "' (expected fp16, bf16, fp32, tf32, fp8e4m3 or fp8e5m2)");
   }
-  if (!precision) fail(context, field, "unknown precision '" + text + "' (expected fp16 or bf16)");
   return *precision;
 }
 
-Precision read_output_precision(const Context& context, const Field& field) {
+/// The output type a problem gets without an `output` key: its input type, except fp32 for tf32 inputs and
+/// bf16 for fp8 inputs (tf32 and fp8 are input types only).
+Precision default_output(Precision input) {
+  if (input == Precision::tf32) return Precision::fp32;
+  if (is_fp8(input)) return Precision::bf16;
+  return input;
+}
+
+/// C is fp16, bf16 or fp32; with tf32 inputs only fp32.
+Precision read_output_precision(const Context& context, const Field& field, Precision input) {
   const std::string text = read_string(context, field);
-  const std::optional<Precision> precision = parse_precision(text);
-  if (!precision) fail(context, field, "unknown output type '" + text + "' (expected fp16, bf16 or fp32)");
-  return *precision;
+  const std::optional<Precision> output = parse_precision(text);
+  const bool output_type =
+      output == Precision::fp16 || output == Precision::bf16 || output == Precision::fp32;
+  if (!output) fail(context, field, "unknown output type '" + text + "' (expected fp16, bf16 or fp32)");
+  if (!output_type) {
+    fail(context, field,
+         "output type " + text + " is not supported (expected fp16, bf16 or fp32; " + text +
+             " is an input type only)");
+  }
+  if (input == Precision::tf32 && output != Precision::fp32)
+    fail(context, field, "output type " + text + " is not supported with tf32 inputs (expected fp32)");
+  return *output;
 }
 
 Layout read_layout(const Context& context, const Field& field) {
@@ -430,7 +453,8 @@ Problem read_problem(const Context& context, const Field& field, NameRegistry& n
   problem.k = read_integer_at_least(context, section.require("k"), 1);
   problem.input = read_input_precision(context, section.require("precision"));
   const std::optional<Field> output = section.find("output");
-  problem.output = output ? read_output_precision(context, *output) : problem.input;
+  problem.output =
+      output ? read_output_precision(context, *output, problem.input) : default_output(problem.input);
   if (auto layout = section.find("layout")) problem.layout = read_layout(context, *layout);
   if (auto alpha = section.find("alpha")) problem.alpha = read_finite_number(context, *alpha);
   if (auto beta = section.find("beta")) problem.beta = read_finite_number(context, *beta);
@@ -596,6 +620,16 @@ YAML::Node load_document(const Context& context, const std::string& text) {
 }
 
 }  // namespace
+
+bool is_amd_arch(std::string_view arch) {
+  if (arch.substr(0, 3) != "gfx") return false;
+  arch.remove_prefix(3);
+  if (arch.size() < 3 || arch.size() > 4 || !is_digit(arch.front())) return false;
+  for (size_t i = 0; i + 1 < arch.size(); ++i) {
+    if (!is_digit(arch[i])) return false;
+  }
+  return is_digit(arch.back()) || (arch.back() >= 'a' && arch.back() <= 'z');
+}
 
 Config parse_config(const std::string& text, const std::string& file_name) {
   const Context context{file_name};

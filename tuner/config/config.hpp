@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,21 +27,27 @@ struct GpuLimits {
   int64_t max_threads_per_sm = 2048;
   int64_t max_blocks_per_sm = 32;
   int64_t sm_count = 0;
+  int64_t warp_size = 32;  ///< threads per warp (NVIDIA, 32) or wavefront (AMD CDNA, 64)
 };
 
 struct GpuSpec {
   std::string name;  ///< card name as the driver reports it, e.g. `NVIDIA H100 80GB HBM3`
-  std::string arch;  ///< `sm_90`, `sm_80`, ...
+  std::string arch;  ///< `sm_90`, `sm_80`, ... (NVIDIA, NVRTC) or `gfx90a`, `gfx942`, ... (AMD, hiprtc)
   GpuLimits limits;
   SourceLocation where;
+  SourceLocation arch_where;  ///< where `gpu.arch` is written, for errors about the target
 };
+
+/// True for an AMD target name: `gfx` and 3 or 4 characters, digits but for a last one that may be a
+/// lower-case letter (`gfx908`, `gfx90a`, `gfx1100`). The config loader accepts these and `sm_*` names.
+bool is_amd_arch(std::string_view arch);
 
 /// One GEMM to tune: C (m×n) = alpha · A (m×k) · B (k×n) + beta · C.
 struct Problem {
   std::string name;
   int64_t m = 0, n = 0, k = 0;
-  Precision input = Precision::bf16;   ///< type of A and B
-  Precision output = Precision::bf16;  ///< type of C
+  Precision input = Precision::bf16;   ///< type of A and B (any Precision)
+  Precision output = Precision::bf16;  ///< type of C: fp16, bf16 or fp32 (fp32 for tf32 inputs)
   Layout layout;
   double alpha = 1.0;
   double beta = 0.0;

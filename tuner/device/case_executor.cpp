@@ -44,6 +44,7 @@ GemmShape shape_of(const fuzz::CaseRecord& r, int input_bytes, int output_bytes)
   s.k = r.k;
   s.lda = r.lda();
   s.ldb = r.ldb();
+  s.layout = r.layout;
   s.ldc = r.ldc();
   return s;
 }
@@ -59,6 +60,9 @@ fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
   s.tile_k = p["BK"];
   s.stages = p["STAGES"];
   s.sm_count = sm_count;
+  s.varies_splits = candidate.kernel_template->parameter("SPLIT_K") != nullptr;
+  s.varies_grid = candidate.kernel_template->parameter("PERSISTENT") != nullptr;
+  s.layouts = candidate.kernel_template->layouts;
   return s;
 }
 
@@ -77,14 +81,20 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
     return outcome;
   }
   const fuzz::CaseOperands ops = fuzz::materialise(record, types.input, types.output);
+  // What the kernel reads: the operands themselves, or their transposes when stored column-major.
+  const auto image = [](const fuzz::HostMatrix& logical, Order order, int64_t ld) {
+    return order == Order::row ? logical : fuzz::transposed(logical, ld);
+  };
+  const fuzz::HostMatrix a_image = image(ops.a, record.layout.a, record.lda());
+  const fuzz::HostMatrix b_image = image(ops.b, record.layout.b, record.ldb());
 
   // Operands start `offset` elements into their allocations (misaligned base pointers when odd).
   const size_t a_skip = static_cast<size_t>(record.a_offset * input_bytes);
   const size_t b_skip = static_cast<size_t>(record.b_offset * input_bytes);
-  a_.reserve(a_skip + ops.a.size_bytes());
-  b_.reserve(b_skip + ops.b.size_bytes());
-  a_.upload(ops.a.bytes(), ops.a.size_bytes(), a_skip);
-  b_.upload(ops.b.bytes(), ops.b.size_bytes(), b_skip);
+  a_.reserve(a_skip + a_image.size_bytes());
+  b_.reserve(b_skip + b_image.size_bytes());
+  a_.upload(a_image.bytes(), a_image.size_bytes(), a_skip);
+  b_.upload(b_image.bytes(), b_image.size_bytes(), b_skip);
   // C sits between two canary bands (the first one widened by C's offset); its row padding (ldc > n) holds
   // what materialise put there (NaN).
   const size_t c_bytes = ops.c.size_bytes();
@@ -94,8 +104,15 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
   c_.upload(band.data(), front);
   c_.upload(ops.c.bytes(), c_bytes, front);
   c_.upload(band.data(), kCanaryBytes, front + c_bytes);
-  const int64_t workspace = runner_.workspace_bytes(shape);
+  const LaunchOverrides overrides{record.splits, record.grid};
+  const int64_t workspace = runner_.workspace_bytes(shape, overrides);
   if (workspace > 0) workspace_.reserve(static_cast<size_t>(workspace));
+  // Scratch starts as NaN (all-ones bytes), so a kernel that reads workspace it never wrote shows up.
+  const auto poison_workspace = [&] {
+    if (workspace > 0)
+      check(cuMemsetD8Async(workspace_.get(), 0xFF, static_cast<size_t>(workspace), stream_),
+            "cuMemsetD8Async(workspace)");
+  };
 
   DeviceGemm gemm;
   gemm.a = a_.get() + a_skip;
@@ -104,7 +121,9 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
   gemm.shape = shape;
   gemm.alpha = static_cast<float>(record.alpha);
   gemm.beta = static_cast<float>(record.beta);
+  gemm.overrides = overrides;
   try {
+    poison_workspace();
     runner_.run(gemm, workspace_.get(), stream_);
     check(cuStreamSynchronize(stream_), "cuStreamSynchronize after the kernel");
   } catch (const CudaError& e) {
@@ -161,6 +180,7 @@ CaseOutcome CaseExecutor::run(const fuzz::CaseRecord& record) {
     // The same launch on the same inputs must give the same bits (no races, no order-dependent reductions).
     if (check_determinism_ && record.m * record.n <= kDeterminismElements) {
       c_.upload(ops.c.bytes(), c_bytes, front);
+      poison_workspace();
       runner_.run(gemm, workspace_.get(), stream_);
       check(cuStreamSynchronize(stream_), "cuStreamSynchronize after the second run");
       fuzz::HostMatrix again(types.output, record.m, record.n, record.ldc());

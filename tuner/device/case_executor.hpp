@@ -1,7 +1,7 @@
 // Runs one fuzz case on the device and judges it: materialise the record, upload into buffers whose output is
-// pre-filled with NaN (beta == 0) and fenced by canary bands, launch, download, check the canaries and the
-// row padding of C, then ask the oracle, then run it again and require the same bits. A fault that poisons
-// the context is rethrown as-is: the caller must give up this process.
+// pre-filled with NaN (beta == 0) and fenced by canary bands, fill the scratch workspace with NaN, launch,
+// download, check the canaries and the row padding of C, then ask the oracle, then run it again and require
+// the same bits. A fault that poisons the context is rethrown as-is: the caller must give up this process.
 #pragma once
 
 #include <optional>

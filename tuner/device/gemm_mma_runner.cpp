@@ -1,6 +1,10 @@
 // Launcher of templates/gemm_mma.cu: optional packing of misaligned operands into scratch (PACK=1), then the
-// GEMM kernel on a 1-D grid of output tiles.
+// GEMM kernel on a 1-D grid of units (output tiles × K splits; fewer CTAs than units when persistent), then,
+// with more than one split, the in-order reduction of the partials.
+#include <algorithm>
+#include <cctype>
 #include <memory>
+#include <string>
 
 #include "templates/gemm_params.h"
 #include "tuner/device/runner.hpp"
@@ -10,14 +14,29 @@ namespace tunefuzz::device {
 
 namespace {
 
+/// 2·(A column-major) + (B column-major): rr, rc, cr, cc.
+int index_of(const Layout& layout) {
+  return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
+}
+
+std::string to_lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 class GemmMmaRunner final : public GemmRunner {
  public:
   GemmMmaRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        gemm_(module_.function("tf_gemm")),
-        pack_(module_.function("tf_pack")) {
+        pack_(module_.function("tf_pack")),
+        reduce_(module_.function("tf_reduce")),
+        element_bytes_(size_of(candidate.types.input)) {
     const KernelTemplate& t = *candidate.kernel_template;
+    for (const Layout& layout : t.layouts) {  // the module exports the storage orders the template computes
+      const std::string name = "tf_gemm_" + to_lower(to_string(layout));
+      gemm_[index_of(layout)] = module_.function(name);
+    }
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     const int64_t threads = t.threads_per_block(candidate.point);
     int32_t meta[4] = {};
@@ -31,8 +50,20 @@ class GemmMmaRunner final : public GemmRunner {
                                            " smem=" + std::to_string(meta[1]) +
                                            ", host formulas say threads=" + std::to_string(threads) +
                                            " smem=" + std::to_string(smem));
-    check(cuFuncSetAttribute(gemm_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-          "cuFuncSetAttribute(max dynamic shared memory)");
+    for (CUfunction f : gemm_)
+      if (f)
+        check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+              "cuFuncSetAttribute(max dynamic shared memory)");
+    // A persistent grid is as many CTAs as are resident at once: SMs × CTAs per SM for this kernel.
+    CUdevice device = 0;
+    int sm_count = 0, per_sm = 0;
+    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+    check(cuDeviceGetAttribute(&sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+          "cuDeviceGetAttribute(multiprocessor count)");
+    check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemm_[index_of(t.layouts.front())],
+                                                      static_cast<int>(threads), static_cast<size_t>(smem)),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    resident_ctas_ = static_cast<int64_t>(sm_count) * std::max(per_sm, 1);
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -41,12 +72,14 @@ class GemmMmaRunner final : public GemmRunner {
     return candidate_.kernel_template->refusal(candidate_.point, shape);
   }
 
-  int64_t workspace_bytes(const GemmShape& shape) const override {
-    return candidate_.kernel_template->geometry(candidate_.point, shape).workspace_bytes;
+  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    return gemm_mma_geometry(candidate_.point, shape, overrides, element_bytes_).workspace_bytes;
   }
 
   void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
-    const KernelTemplate& t = *candidate_.kernel_template;
+    LaunchOverrides launch = g.overrides;
+    if (launch.grid == 0 && candidate_.point["PERSISTENT"]) launch.grid = resident_ctas_;
+    const LaunchGeometry geo = gemm_mma_geometry(candidate_.point, g.shape, launch, element_bytes_);
     TfGemmParams p{};
     p.a = reinterpret_cast<const void*>(g.a);
     p.b = reinterpret_cast<const void*>(g.b);
@@ -59,26 +92,45 @@ class GemmMmaRunner final : public GemmRunner {
     p.ldc = g.shape.ldc;
     p.alpha = g.alpha;
     p.beta = g.beta;
+    p.splits = launch.splits > 0 ? launch.splits : candidate_.point["SPLIT_K"];
+    p.ldw = gemm_mma_partial_ld(g.shape);
+    CUdeviceptr partials = workspace;
     if (candidate_.point["PACK"]) {
-      const GemmMmaPackPlan plan = gemm_mma_pack_plan(g.shape);
+      const GemmMmaPackPlan plan = gemm_mma_pack_plan(g.shape, element_bytes_);
       if (plan.pack_a) {
-        pack(g.a, workspace, g.shape.m, g.shape.k, g.shape.lda, g.shape.m, plan.lda, stream);
+        const bool col = g.shape.layout.a == Order::col;
+        pack(g.a, workspace, col ? g.shape.k : g.shape.m, col ? g.shape.m : g.shape.k, g.shape.lda,
+             plan.a_rows, plan.lda, stream);
         p.a = reinterpret_cast<const void*>(workspace);
       }
       if (plan.pack_b) {
         const CUdeviceptr b_scratch = workspace + plan.a_bytes;
-        pack(g.b, b_scratch, g.shape.k, g.shape.n, g.shape.ldb, plan.k, plan.ldb, stream);
+        const bool col = g.shape.layout.b == Order::col;
+        pack(g.b, b_scratch, col ? g.shape.n : g.shape.k, col ? g.shape.k : g.shape.n, g.shape.ldb,
+             plan.b_rows, plan.ldb, stream);
         p.b = reinterpret_cast<const void*>(b_scratch);
       }
       p.k = plan.k;
       p.lda = plan.lda;
       p.ldb = plan.ldb;
+      partials += plan.a_bytes + plan.b_bytes;
     }
-    const LaunchGeometry geo = t.geometry(candidate_.point, g.shape);
+    p.workspace = reinterpret_cast<float*>(partials);
     void* args[] = {&p};
-    check(cuLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
-                         1, 1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
-          "cuLaunchKernel(tf_gemm)");
+    const CUfunction gemm = gemm_[index_of(g.shape.layout)];
+    if (!gemm)
+      throw Error(ErrorKind::unsupported,
+                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
+    check(cuLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1,
+                         1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
+          "cuLaunchKernel(tf_gemm_*)");
+    if (p.splits > 1) {
+      const int64_t quads = g.shape.m * ((g.shape.n + 3) / 4);
+      const unsigned threads = 256;
+      const auto blocks = static_cast<unsigned>(std::min<int64_t>((quads + threads - 1) / threads, 65535));
+      check(cuLaunchKernel(reduce_, blocks, 1, 1, threads, 1, 1, 0, stream, args, nullptr),
+            "cuLaunchKernel(tf_reduce)");
+    }
   }
 
  private:
@@ -92,7 +144,7 @@ class GemmMmaRunner final : public GemmRunner {
                    dst_rows,
                    dst_cols};
     void* args[] = {&p};
-    const int64_t vectors = dst_cols / 8;
+    const int64_t vectors = dst_cols / (16 / element_bytes_);
     const unsigned threads = 256;
     const unsigned grid_x =
         static_cast<unsigned>(std::min<int64_t>((vectors + threads - 1) / threads, 65535));
@@ -103,15 +155,17 @@ class GemmMmaRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
-  CUfunction gemm_;
+  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by index_of(layout); null where not exported
   CUfunction pack_;
+  CUfunction reduce_;
+  int64_t element_bytes_;
+  int64_t resident_ctas_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<GemmRunner> load_candidate(const Candidate& candidate, const std::string& image) {
-  if (candidate.kernel_template->name == "gemm_mma") return std::make_unique<GemmMmaRunner>(candidate, image);
-  throw Error(ErrorKind::unsupported, "no device launcher for template " + candidate.kernel_template->name);
+std::unique_ptr<GemmRunner> make_gemm_mma_runner(const Candidate& candidate, const std::string& image) {
+  return std::make_unique<GemmMmaRunner>(candidate, image);
 }
 
 }  // namespace tunefuzz::device

@@ -49,21 +49,21 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   const TypePair types{problem.input, problem.output};
 
   const GemmShape shape = shape_of(problem);
-  if (shape.layout != Layout{})  // the operands below are materialised row-major
-    throw Error(ErrorKind::unsupported, "problem " + problem.name +
-                                            ": timing materialises row-major A and B only, "
-                                            "not layout " +
-                                            to_string(shape.layout));
-
-  fuzz::HostMatrix a(types.input, shape.m, shape.k, shape.lda);
-  fuzz::HostMatrix b(types.input, shape.k, shape.n, shape.ldb);
+  // A and B logical (m×k, k×n) for the check; the device holds them in the problem's storage order.
+  fuzz::HostMatrix a(types.input, shape.m, shape.k, shape.k);
+  fuzz::HostMatrix b(types.input, shape.k, shape.n, shape.n);
   fuzz::HostMatrix c(types.output, shape.m, shape.n, shape.ldc);
   fill_uniform(a, job.seed + 1);
   fill_uniform(b, job.seed + 2);
   if (problem.beta != 0.0) fill_uniform(c, job.seed + 3);
-  DeviceBuffer a_dev(a.size_bytes()), b_dev(b.size_bytes()), c_dev(c.size_bytes()), workspace;
-  a_dev.upload(a.bytes(), a.size_bytes());
-  b_dev.upload(b.bytes(), b.size_bytes());
+  const auto upload = [](const fuzz::HostMatrix& logical, Order order, int64_t ld) {
+    const fuzz::HostMatrix image = order == Order::row ? logical : fuzz::transposed(logical, ld);
+    DeviceBuffer buffer(image.size_bytes());
+    buffer.upload(image.bytes(), image.size_bytes());
+    return buffer;
+  };
+  DeviceBuffer a_dev = upload(a, shape.layout.a, shape.lda), b_dev = upload(b, shape.layout.b, shape.ldb);
+  DeviceBuffer c_dev(c.size_bytes()), workspace;
   const auto reset_c = [&] {
     if (problem.beta != 0.0)
       c_dev.upload(c.bytes(), c.size_bytes());
@@ -76,7 +76,8 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
                   c_dev.get(),
                   shape,
                   static_cast<float>(problem.alpha),
-                  static_cast<float>(problem.beta)};
+                  static_cast<float>(problem.beta),
+                  {}};
   const fuzz::GemmOperands operands{&a, &b, &c, problem.alpha, problem.beta};
   const fuzz::ArithmeticModel model{Precision::fp32, types.output, shape.k};
   const fuzz::ProjectedCheck projection(operands, model, 2, job.seed + 17);  // the inputs' projections, once

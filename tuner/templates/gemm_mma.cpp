@@ -1,7 +1,11 @@
-// Everything the tuner knows about templates/gemm_mma.cu. Keep names, defaults and rules in step with the
-// kernel's #defines and static_asserts: tests/test_space.cpp compiles points on both sides of each rule.
+// Everything the tuner knows about templates/gemm_mma.cu, declared once per input width: gemm_mma (fp16,
+// bf16), gemm_mma_tf32 and gemm_mma_fp8 share the source, the tunables and the rules, and differ in element
+// size (which shared memory, vector widths and K steps depend on), types and storage orders. Keep names,
+// defaults and rules in step with the kernel's #defines and static_asserts: tests/test_space.cpp compiles
+// points on both sides of each rule.
 #include "tuner/templates/gemm_mma.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "tuner/common/error.hpp"
@@ -10,7 +14,20 @@ namespace tunefuzz {
 
 namespace {
 
-constexpr int64_t kElementBytes = 2;  // fp16 and bf16 inputs
+/// What sets the three declarations apart.
+struct Family {
+  const char* name;
+  int64_t element_bytes;  ///< bytes per input element
+  const char* mma;        ///< the mma shape's PTX name
+  const char* summary;
+  std::vector<TypePair> types;
+  std::vector<Layout> layouts;
+  int64_t default_wn = 64;  ///< fp8 defaults to narrower warp tiles: at 64 its rc kernel spills under NVRTC
+};
+
+int64_t mma_k(int64_t element_bytes) {
+  return 32 / element_bytes;
+}  // 16 (16-bit), 8 (tf32), 32 (fp8)
 
 int64_t round_up(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -20,42 +37,49 @@ int64_t threads(const Point& p) {
   return (p["BM"] / p["WM"]) * (p["BN"] / p["WN"]) * 32;
 }
 
-// Rows of A (BM, BK) and B (BK, BN) per stage; SWIZZLE=0 pads every row by 8 elements (16 bytes).
-int64_t shared_memory(const Point& p) {
-  const int64_t pad = p["SWIZZLE"] ? 0 : 8;
-  return p["STAGES"] * (p["BM"] * (p["BK"] + pad) + p["BK"] * (p["BN"] + pad)) * kElementBytes;
+// A and B tiles per stage, as stored: (BM, BK) or (BK, BM) for A, (BK, BN) or (BN, BK) for B. SWIZZLE=0 pads
+// every row by 16 bytes, so the two storage orders differ in size; the stage takes the larger.
+int64_t shared_memory(const Point& p, int64_t element_bytes) {
+  const int64_t pad = p["SWIZZLE"] ? 0 : 16 / element_bytes;
+  const int64_t bm = p["BM"], bn = p["BN"], bk = p["BK"];
+  const int64_t a_stage = std::max(bm * (bk + pad), bk * (bm + pad));
+  const int64_t b_stage = std::max(bk * (bn + pad), bn * (bk + pad));
+  return p["STAGES"] * (a_stage + b_stage) * element_bytes;
 }
 
 bool is_power_of_two(int64_t x) {
   return x > 0 && std::has_single_bit(static_cast<uint64_t>(x));
 }
 
-std::vector<Constraint> constraints() {
+std::vector<Constraint> constraints(int64_t eb) {
   return {
       {"positive", "every tunable must be at least 1",
        [](const Point& p, const GpuLimits&) {
          for (const auto& [name, value] : p.values())
-           if (value < (name == "SWIZZLE" || name == "PACK" ? 0 : 1)) return false;
+           if (value < (name == "SWIZZLE" || name == "PACK" || name == "PERSISTENT" ? 0 : 1)) return false;
          return true;
        }},
-      {"switch", "SWIZZLE and PACK are switches: 0 or 1",
-       [](const Point& p, const GpuLimits&) { return p["SWIZZLE"] <= 1 && p["PACK"] <= 1; }},
+      {"switch", "SWIZZLE, PACK and PERSISTENT are switches: 0 or 1",
+       [](const Point& p, const GpuLimits&) {
+         return p["SWIZZLE"] <= 1 && p["PACK"] <= 1 && p["PERSISTENT"] <= 1;
+       }},
       {"warp_tiling", "the warp tile WMxWN must divide the CTA tile BMxBN",
        [](const Point& p, const GpuLimits&) { return p["BM"] % p["WM"] == 0 && p["BN"] % p["WN"] == 0; }},
       {"mma_shape",
-       "WM, WN and BK must be multiples of 16 (m16n8k16 steps; ldmatrix.x4.trans loads 16 columns)",
-       [](const Point& p, const GpuLimits&) {
-         return p["WM"] % 16 == 0 && p["WN"] % 16 == 0 && p["BK"] % 16 == 0;
+       "WM, WN and BK must be multiples of 16 (m16 fragments; ldmatrix.x4 loads 16 columns; k16 steps), BK "
+       "also of the mma's K (32 for fp8)",
+       [eb](const Point& p, const GpuLimits&) {
+         return p["WM"] % 16 == 0 && p["WN"] % 16 == 0 && p["BK"] % 16 == 0 && p["BK"] % mma_k(eb) == 0;
        }},
       {"threads", "more threads per CTA, (BM/WM)*(BN/WN)*32, than the device allows",
        [](const Point& p, const GpuLimits& limits) {
          return threads(p) <= std::min<int64_t>(1024, limits.max_threads_per_block);
        }},
       {"shared_memory",
-       "the pipeline's shared memory, STAGES*(BM*BK + BK*BN)*2 bytes (+16 per row unswizzled), "
+       "the pipeline's shared memory, STAGES*(BM*BK + BK*BN) elements (+16 bytes per stored row unswizzled), "
        "exceeds the opt-in limit per CTA",
-       [](const Point& p, const GpuLimits& limits) {
-         return shared_memory(p) <= limits.shared_memory_per_block_optin;
+       [eb](const Point& p, const GpuLimits& limits) {
+         return shared_memory(p, eb) <= limits.shared_memory_per_block_optin;
        }},
       {"accumulators",
        "the warp tile's fp32 accumulators, WM*WN/32 registers per thread, leave too few of the "
@@ -71,123 +95,215 @@ std::vector<Constraint> constraints() {
        }},
       {"stages", "STAGES must be at least 2: one stage loads while another is consumed",
        [](const Point& p, const GpuLimits&) { return p["STAGES"] >= 2; }},
-      {"vector_width", "VEC must be 1, 2, 4 or 8 elements (2- to 16-byte loads)",
-       [](const Point& p, const GpuLimits&) {
+      {"vector_width", "VEC must be 1, 2, 4, 8 or 16 elements, at most 16 bytes",
+       [eb](const Point& p, const GpuLimits&) {
          const int64_t v = p["VEC"];
-         return v == 1 || v == 2 || v == 4 || v == 8;
+         return is_power_of_two(v) && v <= 16 && v * eb <= 16;
        }},
-      {"swizzle_power_of_two", "SWIZZLE=1 XORs chunk indices within a row: BK and BN must be powers of two",
+      {"swizzle_power_of_two",
+       "SWIZZLE=1 XORs chunk indices within a stored row (BK, BM or BN long): all three must be powers of "
+       "two",
        [](const Point& p, const GpuLimits&) {
-         return !p["SWIZZLE"] || (is_power_of_two(p["BK"]) && is_power_of_two(p["BN"]));
+         return !p["SWIZZLE"] ||
+                (is_power_of_two(p["BM"]) && is_power_of_two(p["BN"]) && is_power_of_two(p["BK"]));
        }},
-      {"pack_vector_width", "PACK=1 exists to restore 16-byte loads: it only pairs with VEC=8",
-       [](const Point& p, const GpuLimits&) { return !p["PACK"] || p["VEC"] == 8; }},
+      {"pack_vector_width", "PACK=1 exists to restore 16-byte loads: it only pairs with 16-byte VEC",
+       [eb](const Point& p, const GpuLimits&) { return !p["PACK"] || p["VEC"] * eb == 16; }},
   };
 }
 
-std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
-  if (s.layout != Layout{})
-    return "gemm_mma computes row-major A and B only (layout RR), not " + to_string(s.layout);
+// The stored extent (row length) and leading dimension of each operand: what VEC and packing act on.
+struct Stored {
+  const char* name;  // "A" or "B"
+  const char* extent_name;
+  int64_t extent, ld, alignment;
+};
+
+std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
+  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
+  return {{"A", a_col ? "M" : "K", a_col ? s.m : s.k, s.lda, s.a_alignment},
+          {"B", b_col ? "K" : "N", b_col ? s.k : s.n, s.ldb, s.b_alignment}};
+}
+
+std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
+  if (std::find(f.layouts.begin(), f.layouts.end(), s.layout) == f.layouts.end())
+    return std::string(f.name) + " does not compute layout " + to_string(s.layout) +
+           " (fp8 mma takes row-major A and column-major B: RC)";
   if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
-  if (s.lda < s.k || s.ldb < s.n || s.ldc < s.n)
-    return std::string("leading dimensions must be at least the row lengths (lda >= K, ldb >= N, ldc >= N)");
-  if (s.c_alignment % kElementBytes != 0 && s.c_alignment % 4 != 0)
+  const auto [a, b] = stored_operands(s);
+  if (a.ld < a.extent || b.ld < b.extent || s.ldc < s.n)
+    return std::string("leading dimensions must be at least the stored row lengths (lda >= ") +
+           a.extent_name + ", ldb >= " + b.extent_name + ", ldc >= N)";
+  if (s.c_alignment % 2 != 0)  // every output type is at least 2 bytes wide
     return std::string("C's base address is not aligned to its element size");
-  const int64_t tiles = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
-  if (tiles > INT32_MAX) return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1)";
+  const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * p["SPLIT_K"];
+  if (units > INT32_MAX && !p["PERSISTENT"])
+    return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
   if (p["PACK"]) {
-    const GemmMmaPackPlan plan = gemm_mma_pack_plan(s);
+    const GemmMmaPackPlan plan = gemm_mma_pack_plan(s, f.element_bytes);
     if (!plan.pack_a && !plan.pack_b)
       return std::string(
           "PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 "
           "twin of this candidate serves this problem");
     return std::nullopt;  // misaligned operands are staged through scratch
   }
-  const int64_t vec = p["VEC"];
-  const int64_t vec_bytes = vec * kElementBytes;
-  for (const auto& [value, name] : {std::pair{s.k, "K"}, {s.n, "N"}, {s.lda, "lda"}, {s.ldb, "ldb"}})
-    if (value % vec != 0)
-      return "VEC=" + std::to_string(vec) + " needs " + name + " to be a multiple of " + std::to_string(vec) +
-             " (" + name + "=" + std::to_string(value) + "); a smaller VEC or PACK=1 serves this problem";
-  if (s.a_alignment % vec_bytes != 0 || s.b_alignment % vec_bytes != 0)
-    return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
-           std::to_string(vec_bytes) + " bytes";
+  const int64_t vec = p["VEC"], vec_bytes = vec * f.element_bytes;
+  for (const Stored& x : {a, b}) {
+    for (const auto& [value, name] : {std::pair<int64_t, std::string>{x.extent, x.extent_name},
+                                      {x.ld, std::string("ld") + (x.name[0] == 'A' ? "a" : "b")}})
+      if (value % vec != 0)
+        return "VEC=" + std::to_string(vec) + " needs " + name + " to be a multiple of " +
+               std::to_string(vec) + " (" + name + "=" + std::to_string(value) + ", layout " +
+               to_string(s.layout) + "); a smaller VEC or PACK=1 serves this problem";
+    if (x.alignment % vec_bytes != 0)
+      return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
+             std::to_string(vec_bytes) + " bytes";
+  }
   return std::nullopt;
 }
 
-LaunchGeometry geometry(const Point& p, const GemmShape& s) {
-  LaunchGeometry g;
-  g.grid_x = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
-  g.block_x = threads(p);
-  g.shared_memory_bytes = shared_memory(p);
-  if (p["PACK"]) {
-    const GemmMmaPackPlan plan = gemm_mma_pack_plan(s);
-    g.workspace_bytes = plan.a_bytes + plan.b_bytes;
-  }
-  return g;
-}
-
-std::vector<std::string> expected_instructions(const Point& p) {
-  std::vector<std::string> out = {"mma.sync.aligned.m16n8k16", "ldmatrix.sync.aligned.m8n8.x4"};
-  if (p["VEC"] > 1) out.push_back("cp.async");
-  return out;
-}
-
-KernelTemplate make_template() {
+KernelTemplate make_template(const Family& f) {
+  const int64_t eb = f.element_bytes;
   KernelTemplate t;
-  t.name = "gemm_mma";
+  t.name = f.name;
   t.source_file = "gemm_mma.cu";
-  t.summary = "tensor-core GEMM via mma.sync + ldmatrix + cp.async pipeline (sm_80+), row-major A and B";
-  t.entry_points = {"tf_gemm", "tf_pack"};
+  t.summary = f.summary;
+  t.entry_points = {"tf_gemm_rc", "tf_pack", "tf_reduce"};
+  if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},
       {"BK", 32, "CTA tile depth (K) per pipeline stage"},
       {"WM", 64, "warp tile rows"},
-      {"WN", 64, "warp tile columns"},
+      {"WN", f.default_wn, "warp tile columns"},
       {"STAGES", 3, "shared-memory pipeline depth"},
-      {"VEC", 8, "elements per global load along K of A and N of B; must divide K, N, lda, ldb"},
+      {"VEC", 16 / eb,
+       "elements per global load along the stored rows of A and B (at most 16 bytes); must "
+       "divide their lengths and lds"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
       {"SWIZZLE", 1, "shared-memory layout: 1 = XOR-swizzled 16-byte chunks, 0 = rows padded by 16 bytes"},
-      {"PACK", 0, "1 = copy misaligned A/B into zero-padded scratch first, then run with VEC=8", false},
+      {"PACK", 0, "1 = copy misaligned A/B into zero-padded scratch first, then load 16 bytes at a time",
+       false},
+      {"SPLIT_K", 1, "K splits: each output tile's K loop is shared by this many CTAs, then reduced in order",
+       false},
+      {"PERSISTENT", 0, "1 = launch only as many CTAs as fit on the GPU at once; each walks many units",
+       false},
   };
-  t.constraints = constraints();
-  t.supported_types = {{Precision::bf16, Precision::bf16}, {Precision::bf16, Precision::fp32},
-                       {Precision::bf16, Precision::fp16}, {Precision::fp16, Precision::fp16},
-                       {Precision::fp16, Precision::fp32}, {Precision::fp16, Precision::bf16}};
-  t.shared_memory_bytes = shared_memory;
+  t.constraints = constraints(eb);
+  t.layouts = f.layouts;
+  t.supported_types = f.types;
+  t.shared_memory_bytes = [eb](const Point& p) { return shared_memory(p, eb); };
   t.threads_per_block = threads;
-  t.expected_instructions = expected_instructions;
-  t.refusal = refusal;
-  t.geometry = geometry;
+  const std::string mma = f.mma;
+  t.expected_instructions = [mma, eb](const Point& p) {
+    std::vector<std::string> out = {"mma.sync.aligned." + mma, "ldmatrix.sync.aligned.m8n8.x4"};
+    if (p["VEC"] * eb >= 4) out.push_back("cp.async");
+    return out;
+  };
+  t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
+  t.geometry = [eb](const Point& p, const GemmShape& s) { return gemm_mma_geometry(p, s, {}, eb); };
   return t;
 }
+
+const std::vector<Layout> kAllLayouts = {
+    {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
 
 }  // namespace
 
 const KernelTemplate& gemm_mma_template() {
-  static const KernelTemplate t = make_template();
+  static const KernelTemplate t = make_template({"gemm_mma",
+                                                 2,
+                                                 "m16n8k16",
+                                                 "tensor-core GEMM via mma.sync + ldmatrix + cp.async "
+                                                 "pipeline (sm_80+), fp16/bf16, any layout, split-K, "
+                                                 "persistent",
+                                                 {{Precision::bf16, Precision::bf16},
+                                                  {Precision::bf16, Precision::fp32},
+                                                  {Precision::bf16, Precision::fp16},
+                                                  {Precision::fp16, Precision::fp16},
+                                                  {Precision::fp16, Precision::fp32},
+                                                  {Precision::fp16, Precision::bf16}},
+                                                 kAllLayouts});
   return t;
 }
 
-GemmMmaPackPlan gemm_mma_pack_plan(const GemmShape& s) {
+const KernelTemplate& gemm_mma_tf32_template() {
+  static const KernelTemplate t =
+      make_template({"gemm_mma_tf32",
+                     4,
+                     "m16n8k8",
+                     "the gemm_mma pipeline on tf32 tensor cores (fp32 storage, m16n8k8), any layout",
+                     {{Precision::tf32, Precision::fp32}},
+                     kAllLayouts});
+  return t;
+}
+
+const KernelTemplate& gemm_mma_fp8_template() {
+  static const KernelTemplate t = make_template(
+      {"gemm_mma_fp8",
+       1,
+       "m16n8k32",
+       "the gemm_mma pipeline on fp8 tensor cores (e4m3/e5m2, m16n8k32, sm_89+), row-major A, column-major B",
+       {{Precision::fp8e4m3, Precision::bf16},
+        {Precision::fp8e4m3, Precision::fp16},
+        {Precision::fp8e4m3, Precision::fp32},
+        {Precision::fp8e5m2, Precision::bf16},
+        {Precision::fp8e5m2, Precision::fp16},
+        {Precision::fp8e5m2, Precision::fp32}},
+       {{Order::row, Order::col}},
+       32});
+  return t;
+}
+
+LaunchGeometry gemm_mma_geometry(const Point& p, const GemmShape& s, const LaunchOverrides& overrides,
+                                 int64_t element_bytes) {
+  LaunchGeometry g;
+  const int64_t splits = overrides.splits > 0 ? overrides.splits : p["SPLIT_K"];
+  const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * splits;
+  g.grid_x = overrides.grid > 0 ? std::min(units, overrides.grid) : units;
+  g.block_x = threads(p);
+  g.shared_memory_bytes = shared_memory(p, element_bytes);
+  if (p["PACK"]) {
+    const GemmMmaPackPlan plan = gemm_mma_pack_plan(s, element_bytes);
+    g.workspace_bytes = plan.a_bytes + plan.b_bytes;
+  }
+  if (splits > 1) g.workspace_bytes += splits * s.m * gemm_mma_partial_ld(s) * 4;
+  return g;
+}
+
+int64_t gemm_mma_partial_ld(const GemmShape& s) {
+  return round_up(s.n, 4);
+}
+
+GemmMmaPackPlan gemm_mma_pack_plan(const GemmShape& s, int64_t element_bytes) {
+  const int64_t unit = 16 / element_bytes;  // elements per 16-byte load
+  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
+  const auto [a, b] = stored_operands(s);
   GemmMmaPackPlan plan;
-  const bool k_misaligned = s.k % 8 != 0;
-  plan.pack_a = k_misaligned || s.lda % 8 != 0 || s.a_alignment % 16 != 0;
-  plan.pack_b = k_misaligned || s.n % 8 != 0 || s.ldb % 8 != 0 || s.b_alignment % 16 != 0;
-  plan.k = round_up(s.k, 8);
-  plan.lda = plan.pack_a ? plan.k : s.lda;
-  plan.ldb = plan.pack_b ? round_up(s.n, 8) : s.ldb;
-  if (plan.pack_a) plan.a_bytes = round_up(s.m * plan.lda * kElementBytes, 256);
-  if (plan.pack_b) plan.b_bytes = round_up(plan.k * plan.ldb * kElementBytes, 256);
+  // K padded to a whole load when an operand stored along K (row-major A, column-major B) has K misaligned;
+  // then the other operand needs zero rows up to the padded K too, so both are packed.
+  const bool pad_k = s.k % unit != 0 && (!a_col || b_col);
+  plan.k = pad_k ? round_up(s.k, unit) : s.k;
+  plan.pack_a = pad_k || a.extent % unit != 0 || a.ld % unit != 0 || a.alignment % 16 != 0;
+  plan.pack_b = pad_k || b.extent % unit != 0 || b.ld % unit != 0 || b.alignment % 16 != 0;
+  // Stored shapes with the padded K: A is (M, K) or (K, M), B is (K, N) or (N, K).
+  plan.a_rows = a_col ? plan.k : s.m;
+  plan.a_cols = a_col ? s.m : plan.k;
+  plan.b_rows = b_col ? s.n : plan.k;
+  plan.b_cols = b_col ? plan.k : s.n;
+  plan.lda = plan.pack_a ? round_up(plan.a_cols, unit) : s.lda;
+  plan.ldb = plan.pack_b ? round_up(plan.b_cols, unit) : s.ldb;
+  if (plan.pack_a) plan.a_bytes = round_up(plan.a_rows * plan.lda * element_bytes, 256);
+  if (plan.pack_b) plan.b_bytes = round_up(plan.b_rows * plan.ldb * element_bytes, 256);
   return plan;
 }
 
 const std::vector<std::string>& gemm_mma_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_mma.cu.
   static const std::vector<std::string> names = {
-      "none",         "skip_last_k_tile", "drop_tail",  "no_acc_init", "beta0_reads_c",
-      "int32_offset", "no_stage_barrier", "group_drop", "fp16_acc"};
+      "none",          "skip_last_k_tile", "drop_tail",         "no_acc_init",
+      "beta0_reads_c", "int32_offset",     "no_stage_barrier",  "group_drop",
+      "fp16_acc",      "unit_keeps_acc",   "empty_split_skips", "split_drops_remainder"};
   return names;
 }
 

@@ -64,7 +64,8 @@ std::string Candidate::id() const {
 }
 
 const std::vector<const KernelTemplate*>& all_templates() {
-  static const std::vector<const KernelTemplate*> templates = {&gemm_mma_template(), &gemm_simt_template()};
+  static const std::vector<const KernelTemplate*> templates = {
+      &gemm_mma_template(), &gemm_mma_tf32_template(), &gemm_mma_fp8_template(), &gemm_simt_template()};
   return templates;
 }
 

@@ -72,6 +72,14 @@ struct LaunchGeometry {
   int64_t workspace_bytes = 0;
 };
 
+/// Launch choices a fuzz case may impose on a candidate to reach code its own settings rarely reach (0 = the
+/// candidate's own): the number of K splits and the number of CTAs of a persistent grid.
+struct LaunchOverrides {
+  int64_t splits = 0;
+  int64_t grid = 0;
+  friend bool operator==(const LaunchOverrides&, const LaunchOverrides&) = default;
+};
+
 /// A compile-time define, always a validated integer: config text never reaches compiler options.
 struct Define {
   std::string name;
@@ -93,6 +101,8 @@ struct KernelTemplate {
   std::vector<ParameterDecl> parameters;
   std::vector<Constraint> constraints;  ///< checked in order; the first that fails names the prune reason
   std::vector<TypePair> supported_types;
+  /// Storage orders of A and B the template computes (problems carry their layout; the kernel follows it).
+  std::vector<Layout> layouts = {Layout{}};
   std::function<int64_t(const Point&)> shared_memory_bytes;
   std::function<int64_t(const Point&)> threads_per_block;
   /// PTX instructions the template means to use at this point; missing ones mean a slower path was taken.

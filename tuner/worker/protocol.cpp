@@ -1,5 +1,6 @@
 #include "tuner/worker/protocol.hpp"
 
+#include <cstdint>
 #include <sstream>
 
 #include "tuner/backend/kernel_cache.hpp"
@@ -48,6 +49,9 @@ YAML::Node to_yaml(const fuzz::CaseRecord& r) {
   if (r.a_offset) n["a_offset"] = r.a_offset;
   if (r.b_offset) n["b_offset"] = r.b_offset;
   if (r.c_offset) n["c_offset"] = r.c_offset;
+  if (r.splits) n["splits"] = r.splits;
+  if (r.grid) n["grid"] = r.grid;
+  if (r.layout != Layout{}) n["layout"] = to_string(r.layout);
   n.SetStyle(YAML::EmitterStyle::Flow);
   return n;
 }
@@ -68,10 +72,17 @@ fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
   r.a_offset = get_or<int64_t>(n, "a_offset", 0);
   r.b_offset = get_or<int64_t>(n, "b_offset", 0);
   r.c_offset = get_or<int64_t>(n, "c_offset", 0);
+  r.splits = get_or<int64_t>(n, "splits", 0);
+  r.grid = get_or<int64_t>(n, "grid", 0);
+  const auto layout = parse_layout(get_or<std::string>(n, "layout", "RR"));
+  if (!layout) throw Error(ErrorKind::bad_input, "case record layout must be RR, RC, CR or CC");
+  r.layout = *layout;
   if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0 || r.a_offset < 0 ||
       r.b_offset < 0 || r.c_offset < 0 || r.a_offset > 4096 || r.b_offset > 4096 || r.c_offset > 4096)
     throw Error(ErrorKind::bad_input,
                 "case record sizes must be >= 1, paddings >= 0 and offsets in [0, 4096]");
+  if (r.splits < 0 || r.splits > 65536 || r.grid < 0 || r.grid > INT32_MAX)
+    throw Error(ErrorKind::bad_input, "case record splits must be in [0, 65536] and grid in [0, 2^31 - 1]");
   return r;
 }
 
