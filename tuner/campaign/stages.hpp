@@ -101,6 +101,7 @@ struct ProblemTiming {
   std::string baseline_version;
   TimedEntry baseline;
   std::vector<TimedEntry> entries;   ///< every candidate that could run it (timed, screened, incorrect, ...)
+  MemoryTraffic traffic;             ///< least bytes moved, and a copy of as many bytes timed on the card
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
 };
 

@@ -67,6 +67,7 @@ ProblemTiming time_problem(const Problem& problem, const std::vector<const Fuzze
       if (!baseline_done) {
         timing.baseline = partial.baseline;
         timing.baseline_version = partial.baseline_version;
+        timing.traffic = partial.traffic;
         baseline_done = true;
       }
       for (const TimedEntry& e : partial.entries) {
@@ -132,7 +133,7 @@ YAML::Node timed_event(const ProblemTiming& t) {
   YAML::Node event;
   event["event"] = "timed";
   event["problem"] = t.problem.name;
-  event["timing"] = to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries});
+  event["timing"] = to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries, t.traffic});
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
   return event;
 }
@@ -144,6 +145,7 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   t.baseline_version = result.baseline_version;
   t.baseline = result.baseline;
   t.entries = result.entries;
+  t.traffic = result.traffic;
   for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
   return t;
 }

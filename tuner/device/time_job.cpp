@@ -143,6 +143,18 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   } else {
     verify_and_time(cublas, result.baseline, 0, 0);
   }
+  // The bandwidth floor: a copy moving the problem's least traffic (half read, half written), L2 flushed.
+  result.traffic.bytes =
+      static_cast<int64_t>(a.size_bytes() + b.size_bytes() + c.size_bytes() * (problem.beta != 0.0 ? 2 : 1));
+  {
+    const size_t half = static_cast<size_t>(result.traffic.bytes / 2);
+    DeviceBuffer from(half), to(half);
+    progress.write("copy " + std::to_string(half) + " bytes");
+    const TimingStats copy = timer.time(
+        [&](CUstream s) { check(cuMemcpyDtoDAsync(to.get(), from.get(), half, s), "cuMemcpyDtoDAsync"); },
+        static_cast<int>(job.warmup), static_cast<int>(job.repeats));
+    result.traffic.copy_ms = copy.median_ms;
+  }
   write_partial(result);
 
   // Screening: every candidate the problem suits, a few timed launches each.

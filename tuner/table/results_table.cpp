@@ -229,6 +229,14 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
     baseline["tflops"] = round_to(t.baseline.tflops, 2);
     if (!t.baseline.message.empty()) baseline["message"] = t.baseline.message;
     row["baseline"] = baseline;
+    if (t.traffic.bytes > 0) {
+      // Least bytes moved and the card's copy of as many bytes: bandwidth-bound rows (decode) read against
+      // it.
+      YAML::Node memory;
+      memory["bytes"] = t.traffic.bytes;
+      memory["copy_ms"] = round_to(t.traffic.copy_ms, 5);
+      row["memory"] = memory;
+    }
     const TimedEntry* w = t.winner();
     if (!w) {
       row["winner"] = YAML::Node(YAML::NodeType::Null);

@@ -294,6 +294,10 @@ YAML::Node to_yaml(const TimeResult& r) {
   n["baseline"] = to_yaml(r.baseline);
   n["entries"] = YAML::Node(YAML::NodeType::Sequence);
   for (const auto& e : r.entries) n["entries"].push_back(to_yaml(e));
+  if (r.traffic.bytes > 0) {
+    n["traffic"]["bytes"] = r.traffic.bytes;
+    n["traffic"]["copy_ms"] = r.traffic.copy_ms;
+  }
   return n;
 }
 
@@ -302,6 +306,10 @@ TimeResult time_result_from_yaml(const YAML::Node& n) {
   r.baseline_version = get_or<std::string>(n, "baseline_version", "");
   r.baseline = timed_entry_from_yaml(n["baseline"]);
   for (const auto& e : n["entries"]) r.entries.push_back(timed_entry_from_yaml(e));
+  if (n["traffic"]) {
+    r.traffic.bytes = get_or<int64_t>(n["traffic"], "bytes", 0);
+    r.traffic.copy_ms = get_or<double>(n["traffic"], "copy_ms", 0.0);
+  }
   return r;
 }
 

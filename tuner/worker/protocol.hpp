@@ -88,10 +88,19 @@ struct TimedEntry {
   double interleaved_spread = 0;
 };
 
+/// The least memory traffic of a problem (A and B read, C written, and read too when beta != 0) and the time
+/// a device-to-device copy moving as many bytes takes on the same card, L2 flushed: the bandwidth floor a
+/// memory-bound GEMM (decode) is judged against.
+struct MemoryTraffic {
+  int64_t bytes = 0;
+  double copy_ms = 0;
+};
+
 struct TimeResult {
   std::string baseline_version;
   TimedEntry baseline;
   std::vector<TimedEntry> entries;
+  MemoryTraffic traffic;
 };
 
 /// Runs one case on one candidate (replaying a reproducer), `runs` times to check determinism.
