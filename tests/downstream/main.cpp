@@ -49,7 +49,7 @@ int main() {
         {Source::exact, "odd_4097x4095x4099", 128, 128, 4, 1});
   // An unknown shape takes the nearest tuned shape on the card (1024x1000x1000 is nearest odd_1000).
   check("1024x1000x1000 on H200", lookup(kH200, "sm_90", 1024, 1000, 1000, "bf16", "bf16"),
-        {Source::nearest_shape, "odd_1000", 128, 128, 3, 0});
+        {Source::nearest_shape, "odd_1000", 64, 64, 4, 0});
   // An unknown card of a known arch borrows that arch's tables.
   check("square_4096 on H100", lookup("NVIDIA H100 80GB HBM3", "sm_90", 4096, 4096, 4096, "bf16", "bf16"),
         {Source::same_arch, "square_4096", 128, 128, 4, 0});
@@ -57,7 +57,8 @@ int main() {
   const Choice fallback = lookup("NVIDIA A100-SXM4-80GB", "sm_80", 4096, 4096, 4096, "bf16", "bf16");
   check("square_4096 on A100", fallback, {Source::safe_default, "", 128, 128, 3, 0});
   if (fallback.candidate !=
-      "gemm_mma/bf16-bf16/BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,VEC=8,GROUP_M=8,SWIZZLE=1,PACK=0") {
+      "gemm_mma/bf16-bf16/BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,VEC=8,GROUP_M=8,SWIZZLE=1,PACK=0,SPLIT_K=1,"
+      "PERSISTENT=0") {
     std::cout << "FAILED the default candidate id: " << fallback.candidate << "\n";
     ++failures;
   }
