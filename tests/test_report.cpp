@@ -126,7 +126,7 @@ TEST_F(Report, EveryProblemHasAWinnerBarABaselineBarAndItsName) {
     baselines += row.baseline_tflops > 0;
     EXPECT_NE(svg.find(">" + row.problem.name + "<"), std::string::npos) << row.problem.name;
   }
-  EXPECT_EQ(winners, 13u);
+  EXPECT_EQ(winners, table.rows.size()) << "every row of the committed table has a winner";
   EXPECT_EQ(count(svg, "<rect class=\"bar winner\""), winners + 1)
       << "one bar per problem, one in the legend";
   EXPECT_EQ(count(svg, "<rect class=\"bar baseline\""), baselines + 1);
@@ -138,14 +138,14 @@ TEST_F(Report, TheFunnelShowsEveryCountOfTheStageSummary) {
   const auto shows = [&](int64_t n) {
     return svg.find(">" + std::to_string(n) + "</text>") != std::string::npos;
   };
-  EXPECT_TRUE(shows(136)) << "candidates";
-  EXPECT_TRUE(shows(90)) << "compiled";
   int64_t enumerated = 0, kept = 0;
+  std::map<std::string, int64_t> pruned;  // the funnel sums each reason over the template searches
   for (const YAML::Node& t : s["space"]) {
     enumerated += t["enumerated"].as<int64_t>();
     kept += t["kept"].as<int64_t>();
-    for (const auto& reason : t["pruned"]) EXPECT_TRUE(shows(reason.second.as<int64_t>())) << reason.first;
+    for (const auto& reason : t["pruned"]) pruned[reason.first.as<std::string>()] += reason.second.as<int64_t>();
   }
+  for (const auto& [reason, count] : pruned) EXPECT_TRUE(shows(count)) << reason;
   EXPECT_TRUE(shows(enumerated));
   EXPECT_TRUE(shows(kept));
   EXPECT_TRUE(shows(s["candidates"].as<int64_t>()));
