@@ -8,6 +8,7 @@
 
 #include "templates/gemm_params.h"
 #include "tuner/device/runner.hpp"
+#include "tuner/device/template_launch.hpp"
 #include "tuner/templates/gemm_mma.hpp"
 
 namespace tunefuzz::device {
@@ -37,19 +38,9 @@ class GemmMmaRunner final : public GemmRunner {
       const std::string name = "tf_gemm_" + to_lower(to_string(layout));
       gemm_[index_of(layout)] = module_.function(name);
     }
+    check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     const int64_t threads = t.threads_per_block(candidate.point);
-    int32_t meta[4] = {};
-    const auto [address, bytes] = module_.global("tf_kernel_meta");
-    if (bytes != sizeof meta) throw Error(ErrorKind::internal, "tf_kernel_meta has an unexpected size");
-    check(cuMemcpyDtoH(meta, address, sizeof meta), "reading tf_kernel_meta");
-    if (meta[0] != threads || meta[1] != smem || meta[2] != candidate.point["BM"] ||
-        meta[3] != candidate.point["BN"])
-      throw Error(ErrorKind::internal, "template and host disagree on geometry for " + candidate.id() +
-                                           ": kernel says threads=" + std::to_string(meta[0]) +
-                                           " smem=" + std::to_string(meta[1]) +
-                                           ", host formulas say threads=" + std::to_string(threads) +
-                                           " smem=" + std::to_string(smem));
     for (CUfunction f : gemm_)
       if (f)
         check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
@@ -80,18 +71,7 @@ class GemmMmaRunner final : public GemmRunner {
     LaunchOverrides launch = g.overrides;
     if (launch.grid == 0 && candidate_.point["PERSISTENT"]) launch.grid = resident_ctas_;
     const LaunchGeometry geo = gemm_mma_geometry(candidate_.point, g.shape, launch, element_bytes_);
-    TfGemmParams p{};
-    p.a = reinterpret_cast<const void*>(g.a);
-    p.b = reinterpret_cast<const void*>(g.b);
-    p.c = reinterpret_cast<void*>(g.c);
-    p.m = g.shape.m;
-    p.n = g.shape.n;
-    p.k = g.shape.k;
-    p.lda = g.shape.lda;
-    p.ldb = g.shape.ldb;
-    p.ldc = g.shape.ldc;
-    p.alpha = g.alpha;
-    p.beta = g.beta;
+    TfGemmParams p = gemm_params(g);
     p.splits = launch.splits > 0 ? launch.splits : candidate_.point["SPLIT_K"];
     p.ldw = gemm_mma_partial_ld(g.shape);
     CUdeviceptr partials = workspace;
