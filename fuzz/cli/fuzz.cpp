@@ -231,9 +231,9 @@ int command_mutants(const Options& o) {
   prepared.space = space_stage(prepared.config);
   const Config& config = prepared.config;
   const Candidate base = mutant_base(prepared);
-  const auto& names = gemm_mma_mutant_names();
-  if (base.kernel_template->name != "gemm_mma")
-    throw Error(ErrorKind::unsupported, "mutants are defined for gemm_mma only");
+  const std::vector<std::string>& names = base.kernel_template->mutants;
+  if (names.size() < 2)
+    throw Error(ErrorKind::unsupported, "template " + base.kernel_template->name + " declares no injected bugs");
   std::vector<Candidate> mutants;
   for (size_t code = 1; code < names.size(); ++code) {
     Candidate m = base;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -23,11 +24,25 @@ KernelSource KernelSource::load(const std::filesystem::path& directory, const st
   KernelSource source;
   source.file_name = file;
   source.text = read_file(directory / file);
-  std::vector<std::filesystem::path> headers;
-  for (const auto& entry : std::filesystem::directory_iterator(directory))
-    if (entry.is_regular_file() && entry.path().extension() == ".h") headers.push_back(entry.path());
-  std::sort(headers.begin(), headers.end());
-  for (const auto& path : headers) source.headers.emplace_back(path.filename().string(), read_file(path));
+  // The headers the source includes with quotes, and theirs, found beside it: what the compiler sees, and no
+  // more, so a header only one template uses does not change the hash (and the tables) of the others.
+  static const std::regex include(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  std::map<std::string, std::string> headers;
+  std::vector<std::string> pending = {source.text};
+  while (!pending.empty()) {
+    const std::string text = std::move(pending.back());
+    pending.pop_back();
+    std::istringstream lines(text);
+    std::string line;
+    std::smatch m;
+    while (std::getline(lines, line))
+      if (std::regex_search(line, m, include) && !headers.count(m[1].str())) {
+        const std::filesystem::path path = directory / m[1].str();
+        if (!std::filesystem::is_regular_file(path)) continue;  // left for the compiler to report
+        pending.push_back(headers[m[1].str()] = read_file(path));
+      }
+  }
+  for (auto& [name, text] : headers) source.headers.emplace_back(name, std::move(text));
   return source;
 }
 

@@ -21,7 +21,7 @@ struct KernelSource {
   std::string text;
   std::vector<std::pair<std::string, std::string>> headers;  ///< (include name, text)
 
-  /// Reads `file` and every `*.h` beside it from `directory`.
+  /// Reads `file` from `directory` and the headers beside it that it includes (with quotes), transitively.
   static KernelSource load(const std::filesystem::path& directory, const std::string& file);
   /// SHA-256 over the source and headers: the "template source hash" of tables and reproducers.
   std::string hash() const;

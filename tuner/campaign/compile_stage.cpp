@@ -52,6 +52,15 @@ void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const
       out.message = "PTX has no " + instruction + ": compiled onto a slower path";
       return;
     }
+  for (const std::string& phrase : t.slow_path_log_phrases) {
+    const size_t at = kernel.log.find(phrase);
+    if (at == std::string::npos) continue;
+    const size_t begin = kernel.log.rfind('\n', at), end = kernel.log.find('\n', at);
+    out.status = CompileStatus::slow_path;
+    out.message = "compiler: " + kernel.log.substr(begin == std::string::npos ? 0 : begin + 1,
+                                                  end == std::string::npos ? std::string::npos : end - begin - 1);
+    return;
+  }
   if (out.resources.spills() && !config.pruning.allow_spills) {
     out.status = CompileStatus::spills;
     out.message = out.resources.spilled_registers > 0
@@ -87,7 +96,8 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
     const Candidate& c = candidates[i];
     out[i].candidate = c;
     requests.push_back({&sources.at(c.kernel_template->source_file),
-                        c.kernel_template->defines(c.point, c.types, c.mutant), config.gpu.arch});
+                        c.kernel_template->defines(c.point, c.types, c.mutant),
+                        c.kernel_template->compile_arch(config.gpu.arch, config.gpu.arch_where)});
     out[i].key = compiler.key(requests.back());
     by_key[out[i].key].push_back(i);
   }

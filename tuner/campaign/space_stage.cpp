@@ -14,6 +14,7 @@ SpaceStage space_stage(const Config& config) {
   }
   for (const TemplateSearch& search : config.templates) {
     const KernelTemplate& t = find_template(search.name, search.where);
+    t.compile_arch(config.gpu.arch, search.where);  // a template this GPU cannot run is a config error
     const Space space(t, search, config.gpu.limits);
     SpaceReport report = space.prune();
     for (const TypePair& types : wanted) {

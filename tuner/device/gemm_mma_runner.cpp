@@ -2,7 +2,6 @@
 // GEMM kernel on a 1-D grid of units (output tiles × K splits; fewer CTAs than units when persistent), then,
 // with more than one split, the in-order reduction of the partials.
 #include <algorithm>
-#include <cctype>
 #include <memory>
 #include <string>
 
@@ -15,16 +14,6 @@ namespace tunefuzz::device {
 
 namespace {
 
-/// 2·(A column-major) + (B column-major): rr, rc, cr, cc.
-int index_of(const Layout& layout) {
-  return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
-}
-
-std::string to_lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 class GemmMmaRunner final : public GemmRunner {
  public:
   GemmMmaRunner(const Candidate& candidate, const std::string& image)
@@ -34,10 +23,8 @@ class GemmMmaRunner final : public GemmRunner {
         reduce_(module_.function("tf_reduce")),
         element_bytes_(size_of(candidate.types.input)) {
     const KernelTemplate& t = *candidate.kernel_template;
-    for (const Layout& layout : t.layouts) {  // the module exports the storage orders the template computes
-      const std::string name = "tf_gemm_" + to_lower(to_string(layout));
-      gemm_[index_of(layout)] = module_.function(name);
-    }
+    for (const Layout& layout : t.layouts)  // the module exports the storage orders the template computes
+      gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
     check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     const int64_t threads = t.threads_per_block(candidate.point);
@@ -45,16 +32,8 @@ class GemmMmaRunner final : public GemmRunner {
       if (f)
         check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
               "cuFuncSetAttribute(max dynamic shared memory)");
-    // A persistent grid is as many CTAs as are resident at once: SMs × CTAs per SM for this kernel.
-    CUdevice device = 0;
-    int sm_count = 0, per_sm = 0;
-    check(cuCtxGetDevice(&device), "cuCtxGetDevice");
-    check(cuDeviceGetAttribute(&sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
-          "cuDeviceGetAttribute(multiprocessor count)");
-    check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemm_[index_of(t.layouts.front())],
-                                                      static_cast<int>(threads), static_cast<size_t>(smem)),
-          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    resident_ctas_ = static_cast<int64_t>(sm_count) * std::max(per_sm, 1);
+    // A persistent grid is as many CTAs as are resident at once.
+    resident_ctas_ = resident_ctas(gemm_[layout_index(t.layouts.front())], threads, smem);
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -97,7 +76,7 @@ class GemmMmaRunner final : public GemmRunner {
     }
     p.workspace = reinterpret_cast<float*>(partials);
     void* args[] = {&p};
-    const CUfunction gemm = gemm_[index_of(g.shape.layout)];
+    const CUfunction gemm = gemm_[layout_index(g.shape.layout)];
     if (!gemm)
       throw Error(ErrorKind::unsupported,
                   candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
@@ -135,7 +114,7 @@ class GemmMmaRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
-  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by index_of(layout); null where not exported
+  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
   CUfunction pack_;
   CUfunction reduce_;
   int64_t element_bytes_;

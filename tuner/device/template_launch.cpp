@@ -1,5 +1,7 @@
 #include "tuner/device/template_launch.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +23,28 @@ void check_kernel_meta(const Module& module, const Candidate& candidate) {
                     " BM=" + std::to_string(meta[2]) + " BN=" + std::to_string(meta[3]) +
                     ", host formulas say threads=" + std::to_string(threads) + " smem=" +
                     std::to_string(smem) + " BM=" + std::to_string(bm) + " BN=" + std::to_string(bn));
+}
+
+int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memory_bytes) {
+  CUdevice device = 0;
+  int sm_count = 0, per_sm = 0;
+  check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+  check(cuDeviceGetAttribute(&sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+        "cuDeviceGetAttribute(multiprocessor count)");
+  check(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, function, static_cast<int>(threads),
+                                                    static_cast<size_t>(shared_memory_bytes)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return static_cast<int64_t>(sm_count) * std::max(per_sm, 1);
+}
+
+std::string gemm_entry_name(const Layout& layout) {
+  std::string name = "tf_gemm_" + to_string(layout);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+int layout_index(const Layout& layout) {
+  return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
 }
 
 TfGemmParams gemm_params(const DeviceGemm& g) {

@@ -15,6 +15,14 @@ namespace tunefuzz::device {
 /// template formulas (threads per block, shared memory bytes, BM, BN).
 void check_kernel_meta(const Module& module, const Candidate& candidate);
 
+/// How many CTAs of `function` (with `threads` threads and `shared_memory_bytes` of dynamic shared memory) are
+/// resident at once on the current device: SMs × CTAs per SM, at least the SM count. A persistent launch's grid.
+int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memory_bytes);
+
+/// The entry point of a storage order, `tf_gemm_rr` … `tf_gemm_cc`, and its index 2·(A col) + (B col).
+std::string gemm_entry_name(const Layout& layout);
+int layout_index(const Layout& layout);
+
 /// The kernel arguments of `gemm` as given: operands, sizes, leading dimensions, alpha and beta; every other
 /// field zero.
 TfGemmParams gemm_params(const DeviceGemm& gemm);

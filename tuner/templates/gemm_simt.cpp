@@ -131,6 +131,7 @@ KernelTemplate make_template() {
   t.expected_instructions = expected_instructions;
   t.refusal = refusal;
   t.geometry = geometry;
+  t.mutants = gemm_simt_mutant_names();
   return t;
 }
 

@@ -1,9 +1,11 @@
 #include "tuner/templates/kernel_template.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "tuner/templates/gemm_mma.hpp"
 #include "tuner/templates/gemm_simt.hpp"
+#include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
 
@@ -63,9 +65,19 @@ std::string Candidate::id() const {
   return out;
 }
 
+std::string KernelTemplate::compile_arch(const std::string& gpu_arch, const SourceLocation& where) const {
+  if (archs.empty() || std::find(archs.begin(), archs.end(), gpu_arch) != archs.end())
+    return gpu_arch + arch_suffix;
+  std::string list;
+  for (const std::string& a : archs) list += (list.empty() ? "" : ", ") + a;
+  throw Error(ErrorKind::bad_input,
+              "template " + name + " runs on " + list + " only, and this config targets " + gpu_arch, where);
+}
+
 const std::vector<const KernelTemplate*>& all_templates() {
   static const std::vector<const KernelTemplate*> templates = {
-      &gemm_mma_template(), &gemm_mma_tf32_template(), &gemm_mma_fp8_template(), &gemm_simt_template()};
+      &gemm_mma_template(), &gemm_mma_tf32_template(), &gemm_mma_fp8_template(), &gemm_simt_template(),
+      &gemm_wgmma_template(), &gemm_wgmma_fp8_template()};
   return templates;
 }
 

@@ -110,12 +110,24 @@ struct KernelTemplate {
   /// Why this point cannot compute this problem, or nullopt when it can.
   std::function<std::optional<std::string>(const Point&, const GemmShape&)> refusal;
   std::function<LaunchGeometry(const Point&, const GemmShape&)> geometry;
+  /// GPU architectures the template runs on (empty: any NVRTC/hiprtc target), and the suffix its code is
+  /// compiled with there: `a` for the sm_90a features (wgmma, setmaxnreg), which run on sm_90 only.
+  std::vector<std::string> archs;
+  std::string arch_suffix;
+  /// Phrases of the compiler log that mean the code took a slower path than the template meant (ptxas
+  /// serialising wgmma, for one): a candidate whose log has one is pruned with that log line as the reason.
+  std::vector<std::string> slow_path_log_phrases;
+  /// The injected bugs the source accepts through TF_MUTANT, by code ("none" at 0); empty: none.
+  std::vector<std::string> mutants;
 
   const ParameterDecl* parameter(std::string_view parameter_name) const;
   /// The defines a candidate compiles with: every compile-time parameter, the types, and TF_MUTANT when set.
   std::vector<Define> defines(const Point& point, TypePair types, int mutant = 0) const;
   /// The point with every parameter at its default.
   Point default_point() const;
+  /// The target to compile for on a GPU of `gpu_arch` (`sm_90` gives `sm_90a` where arch_suffix is `a`).
+  /// Throws Error{bad_input} at `where` when the template does not run on that architecture.
+  std::string compile_arch(const std::string& gpu_arch, const SourceLocation& where = {}) const;
 };
 
 /// One unit of work for the campaign: a template at one point, compiled for one pair of element types.

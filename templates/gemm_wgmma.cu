@@ -1,0 +1,543 @@
+// Hopper-native GEMM (sm_90a): C = alpha·A·B + beta·C with wgmma.mma_async on operands in shared memory,
+// fp32 accumulators in registers, A and B brought in by TMA (cp.async.bulk.tensor) from tensor maps the host
+// encodes per problem, and warp-specialised roles:
+//   warpgroup 0            the producer: one thread issues the TMA loads of a STAGES-deep ring, each stage
+//                          completing on its `full` mbarrier (transaction bytes);
+//   warpgroups 1..CONSUMERS the consumers: each owns BM/CONSUMERS rows of the BM×BN tile, waits on `full`,
+//                          issues wgmma, and releases the stage on its `empty` mbarrier once its wgmma are done.
+// Registers move from the producer to the consumers with setmaxnreg. CTAs walk output tiles with stride
+// gridDim.x (templates/tile_map.h, GROUP_M rasterisation), so a grid of fewer CTAs than tiles is a persistent
+// launch; the ring's stage and phase carry on across tiles, so the producer loads the next tile while the
+// consumers finish this one. Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the
+// instruction reads M- or N-major tiles), or fp8 e4m3/e5m2 (m64nNk32, A row-major and B column-major only).
+// The epilogue applies alpha (and beta, reading C only when beta != 0); with beta == 0 and a 16-byte aligned
+// C it stages 128-byte column slabs in shared memory and stores them with TMA (which clips partial tiles),
+// otherwise it stores from registers with bounds checks.
+//
+// TMA needs 16-byte aligned base addresses and leading dimensions; the host refuses other problems, so the
+// table falls back to another template for them. Out-of-bounds parts of a tile load as zeros, so every M, N
+// and K ≥ 1 is handled.
+//
+// Host-side declaration of the same tunables, constraints and shared-memory formula:
+// tuner/templates/gemm_wgmma.cpp.
+#include "tunefuzz_rtc.h"
+#include "gemm_params.h"
+#include "tile_map.h"
+
+// ---- Tunables (names match configs and result tables) ----
+#ifndef BM
+#define BM 128  // CTA tile rows (M): CONSUMERS × 64 × (m64 blocks per consumer)
+#endif
+#ifndef BN
+#define BN 256  // CTA tile columns (N) = the wgmma instruction's N: 64, 128, 192 or 256
+#endif
+#ifndef BK
+#define BK 64  // CTA tile depth (K) per stage: a multiple of 128 bytes of input
+#endif
+#ifndef STAGES
+#define STAGES 4  // depth of the TMA ring
+#endif
+#ifndef CONSUMERS
+#define CONSUMERS 2  // consumer warpgroups (1 or 2)
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8  // CTA raster swizzle: tile rows walked together so concurrent CTAs share L2 lines
+#endif
+#ifndef TF_INPUT
+#define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _FP8E4M3, _FP8E5M2)
+#endif
+#ifndef TF_OUTPUT
+#define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, TF_TYPE_BF16 or TF_TYPE_FP32)
+#endif
+#ifndef TF_MUTANT
+#define TF_MUTANT 0  // an injected bug (TF_MUTANT_* below) to prove the fuzzer catches it; 0 = none
+#endif
+
+// ---- Injected bugs, off by default ----
+#define TF_MUTANT_K_TILE_MISMATCH 1      // the consumers stop one K tile before the producer does
+#define TF_MUTANT_WRONG_PARITY 2         // the consumers wait on `full` with the opposite parity
+#define TF_MUTANT_INIT_IN_ROLE 3         // the barriers are initialised inside the consumer branch, unsynced
+#define TF_MUTANT_ARRIVAL_COUNT 4        // `empty` expects one more arrival than the consumers make
+#define TF_MUTANT_STORE_NOT_DRAINED 5    // the epilogue rewrites its staging slab before TMA has read it
+#define TF_MUTANT_SKIPS_ADVANCE 6        // a consumer skips the scheduler's advance after a partial tile
+#define TF_MUTANT_NO_ACC_INIT 7          // accumulators are zeroed once per CTA, not once per tile
+#define TF_MUTANT_BETA0_READS_C 8        // the epilogue reads C (scaled by 0) even when beta == 0
+
+// ---- Derived values and what the tunables must satisfy ----
+#if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
+#define TF_ELEM_BYTES 1
+#else
+#define TF_ELEM_BYTES 2
+#endif
+#if TF_INPUT == TF_TYPE_FP16
+#define TF_WGMMA_AB16 ".f16.f16"
+#endif
+#if TF_INPUT == TF_TYPE_FP8E5M2
+#define TF_WGMMA_AB8 ".e5m2.e5m2"
+#endif
+#include "wgmma_ops.h"
+
+namespace tf {
+constexpr int kElemBytes = TF_ELEM_BYTES;
+constexpr int kSwizzleBytes = 128;                   // TMA and wgmma both use the 128-byte swizzle
+constexpr int kSlab = kSwizzleBytes / kElemBytes;    // elements in one 128-byte row of a swizzled tile
+constexpr int kMmaK = 32 / kElemBytes;               // K of one wgmma: 16 (16-bit), 32 (fp8)
+constexpr int kWgM = BM / CONSUMERS;                 // rows each consumer warpgroup owns
+constexpr int kMi = kWgM / 64;                       // m64 blocks per consumer
+constexpr int kThreads = 128 * (1 + CONSUMERS);
+constexpr int kAStageBytes = BM * BK * kElemBytes;
+constexpr int kBStageBytes = BN * BK * kElemBytes;
+constexpr int kStageBytes = kAStageBytes + kBStageBytes;
+#if TF_OUTPUT == TF_TYPE_FP32
+constexpr int kOutBytes = 4;
+#else
+constexpr int kOutBytes = 2;
+#endif
+constexpr int kOutSlab = kSwizzleBytes / kOutBytes;  // C columns in one 128-byte staging row
+constexpr int kEpilogueBytes = CONSUMERS * kWgM * kSwizzleBytes;  // one staging slab per consumer
+// Dynamic shared memory: 1 KiB of slack to align the ring to the swizzle pattern's 1 KiB period.
+constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
+}  // namespace tf
+
+static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_FP8E4M3 ||
+                  TF_INPUT == TF_TYPE_FP8E5M2,
+              "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2");
+static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32,
+              "TF_OUTPUT must be fp16, bf16 or fp32");
+static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2 warpgroups");
+static_assert(BM % (64 * CONSUMERS) == 0 && BM / CONSUMERS <= 256,
+              "BM must be a multiple of 64*CONSUMERS (m64 wgmma blocks), at most 256 rows per consumer");
+static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN must be 64, 128, 192 or 256");
+static_assert(BK % tf::kSlab == 0 && BK <= 256, "BK must be a multiple of 128 bytes of input, at most 256");
+static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage loading while one is consumed)");
+static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
+static_assert(tf::kMi * BN / 2 <= 256, "more than 256 accumulators per consumer thread");
+
+// Read back by the host after loading, to check that its launch geometry matches this instantiation.
+extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
+
+// A CUtensorMap as the kernel receives it: 128 opaque bytes, 64-byte aligned (cuda.h is not available here).
+struct __align__(64) TfTensorMap {
+  tf_u64 opaque[16];
+};
+
+namespace tf {
+
+// ---- Element conversions ----
+#if TF_OUTPUT == TF_TYPE_FP32
+__device__ __forceinline__ float load_out(const void* p) { return *static_cast<const float*>(p); }
+__device__ __forceinline__ void store_out(void* p, float v) { *static_cast<float*>(p) = v; }
+__device__ __forceinline__ void store_out_pair(void* p, float v0, float v1) {
+  *static_cast<float2*>(p) = make_float2(v0, v1);
+}
+#else
+__device__ __forceinline__ float out_to_float(tf_u16 bits) {
+#if TF_OUTPUT == TF_TYPE_BF16
+  return __uint_as_float(static_cast<tf_u32>(bits) << 16);
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
+  return f;
+#endif
+}
+__device__ __forceinline__ tf_u32 pack_pair(float v0, float v1) {
+  tf_u32 packed;
+#if TF_OUTPUT == TF_TYPE_BF16
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
+#endif
+  return packed;
+}
+__device__ __forceinline__ float load_out(const void* p) { return out_to_float(*static_cast<const tf_u16*>(p)); }
+__device__ __forceinline__ void store_out(void* p, float v) {
+  *static_cast<tf_u16*>(p) = static_cast<tf_u16>(pack_pair(v, 0.f) & 0xffffu);
+}
+__device__ __forceinline__ void store_out_pair(void* p, float v0, float v1) {
+  *static_cast<tf_u32*>(p) = pack_pair(v0, v1);
+}
+#endif
+
+// ---- mbarriers, TMA and wgmma, in PTX ----
+__device__ __forceinline__ tf_u32 smem_address(const void* p) {
+  return static_cast<tf_u32>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void barrier_init(tf_u64* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count));
+}
+
+__device__ __forceinline__ void barrier_wait(tf_u64* bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive(tf_u64* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
+}
+
+__device__ __forceinline__ void barrier_expect_bytes(tf_u64* bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+// A box of the tensor map at (inner, outer) element coordinates into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const TfTensorMap* map, int inner, int outer, tf_u64* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
+          "r"(smem_address(dst)),
+      "l"(map), "r"(inner), "r"(outer), "r"(smem_address(bar))
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store(const TfTensorMap* map, int inner, int outer, const void* src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map),
+               "r"(inner), "r"(outer), "r"(smem_address(src))
+               : "memory");
+}
+
+// Orders this thread's generic-proxy writes to shared memory before later async-proxy reads (TMA store).
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// A barrier among one consumer warpgroup's 128 threads (ids 1, 2; 0 is __syncthreads).
+__device__ __forceinline__ void consumer_sync(int consumer) {
+  asm volatile("bar.sync %0, 128;" ::"r"(consumer + 1) : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma.
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor of a 128-byte-swizzled tile: start address, leading and stride byte
+// offsets (see the PTX ISA, "Matrix Descriptor Format"), swizzle mode 1 = 128 bytes.
+__device__ __forceinline__ tf_u64 descriptor(tf_u32 address, tf_u32 leading_bytes, tf_u32 stride_bytes) {
+  return static_cast<tf_u64>((address & 0x3FFFF) >> 4) | (static_cast<tf_u64>(leading_bytes >> 4) << 16) |
+         (static_cast<tf_u64>(stride_bytes >> 4) << 32) | (tf_u64{1} << 62);
+}
+
+// The descriptor of rows [row0, row0 + 64) × K step `kk` of an operand tile of ROWS rows (M or N) and BK
+// columns in one stage. K-major (stored along K): the tile is BK/kSlab column slabs of ROWS rows × 128 bytes,
+// 8-row groups 1 KiB apart (stride offset), the K step a 32-byte offset inside the swizzled row. M/N-major
+// (stored along M or N): ROWS/kSlab row slabs of BK K-rows × 128 bytes, slabs BK·128 bytes apart (leading
+// offset), 8 K-rows 1 KiB apart (stride offset), the K step kMmaK rows further.
+template <bool K_MAJOR, int ROWS>
+__device__ __forceinline__ tf_u64 operand_descriptor(tf_u32 stage, int row0, int kk) {
+  if (K_MAJOR) {
+    const int slab = kk * kMmaK / kSlab;
+    const tf_u32 address = stage + slab * ROWS * kSwizzleBytes + row0 * kSwizzleBytes +
+                           (kk * kMmaK % kSlab) * kElemBytes;
+    return descriptor(address, 16, 1024);
+  }
+  const tf_u32 address = stage + (row0 / kSlab) * BK * kSwizzleBytes + kk * kMmaK * kSwizzleBytes;
+  return descriptor(address, BK * kSwizzleBytes, 1024);
+}
+
+// TMA boxes of one operand tile into a stage (see operand_descriptor for the layout): K-major, one box of
+// kSlab K-columns × ROWS rows per column slab; M/N-major, one box of kSlab rows × BK K-rows per row slab.
+template <bool K_MAJOR, int ROWS>
+__device__ __forceinline__ void load_operand(unsigned char* stage, const TfTensorMap* map, int row0, int k0,
+                                             tf_u64* bar) {
+  if (K_MAJOR) {
+#pragma unroll
+    for (int s = 0; s < BK / kSlab; ++s)
+      tma_load(stage + s * ROWS * kSwizzleBytes, map, k0 + s * kSlab, row0, bar);
+  } else {
+#pragma unroll
+    for (int s = 0; s < ROWS / kSlab; ++s) tma_load(stage + s * BK * kSwizzleBytes, map, row0 + s * kSlab, k0, bar);
+  }
+}
+
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], tf_u32 a_stage, tf_u32 b_stage,
+                                           int consumer) {
+#pragma unroll
+  for (int kk = 0; kk < BK / kMmaK; ++kk) {
+    const tf_u64 db = operand_descriptor<B_COL, BN>(b_stage, 0, kk);
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi) {
+      const tf_u64 da = operand_descriptor<!A_COL, BM>(a_stage, (consumer * kMi + mi) * 64, kk);
+#if TF_ELEM_BYTES == 1
+#define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, 1)
+#else
+#define TF_WGMMA_CALL(n) tf_wgmma16_n##n<A_COL ? 1 : 0, B_COL ? 0 : 1>(acc[mi], da, db, 1)
+#endif
+#if BN == 64
+      TF_WGMMA_CALL(64);
+#elif BN == 128
+      TF_WGMMA_CALL(128);
+#elif BN == 192
+      TF_WGMMA_CALL(192);
+#else
+      TF_WGMMA_CALL(256);
+#endif
+#undef TF_WGMMA_CALL
+    }
+  }
+}
+
+struct Tile {
+  tf_i64 m0, n0;
+};
+
+// The tile-walking state every role keeps the same way: tile index, then the ring position.
+struct Ring {
+  int stage = 0;
+  int phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+__device__ __forceinline__ Tile tile_at(tf_i64 index, tf_i64 tiles_m, tf_i64 tiles_n) {
+  const TfTile t = tf_tile_map(index, tiles_m, tiles_n, GROUP_M, 1);
+  return {t.m * BM, t.n * BN};
+}
+
+// Epilogue from registers: alpha·acc + beta·C, bounds-checked; C is read only when beta != 0.
+__device__ __forceinline__ void store_direct(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
+                                             int consumer, int thread) {
+  const int warp = thread >> 5, lane = thread & 31;
+  const bool pairs = (p.ldc % 2 == 0) && (reinterpret_cast<tf_u64>(p.c) % (2 * kOutBytes) == 0);
+  unsigned char* const c = static_cast<unsigned char*>(p.c);
+#if TF_MUTANT == TF_MUTANT_BETA0_READS_C
+  const bool read_c = true;
+#else
+  const bool read_c = p.beta != 0.0f;
+#endif
+#pragma unroll
+  for (int mi = 0; mi < kMi; ++mi) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; i += 2) {
+      // Fragment i: n8 block i/4, rows lane/4 (+8 for i%4 >= 2), columns 2·(lane%4) and +1.
+      const tf_i64 row = t.m0 + consumer * kWgM + mi * 64 + warp * 16 + (lane >> 2) + ((i & 2) ? 8 : 0);
+      const tf_i64 col = t.n0 + (i >> 2) * 8 + (lane & 3) * 2;
+      if (row >= p.m || col >= p.n) continue;
+      unsigned char* const out = c + (row * p.ldc + col) * kOutBytes;
+      float v0 = p.alpha * acc[mi][i], v1 = p.alpha * acc[mi][i + 1];
+      const bool both = col + 1 < p.n;
+      if (read_c) {
+        v0 += p.beta * load_out(out);
+        if (both) v1 += p.beta * load_out(out + kOutBytes);
+      }
+      if (both && pairs) {
+        store_out_pair(out, v0, v1);
+      } else {
+        store_out(out, v0);
+        if (both) store_out(out + kOutBytes, v1);
+      }
+    }
+  }
+}
+
+// Epilogue through shared memory and TMA (beta == 0, C 16-byte aligned): for each 128-byte column slab of
+// the consumer's rows, write alpha·acc into the staging slab (128-byte swizzled, as the tensor map reads it),
+// then one thread stores it with TMA, which clips what lies outside C. The slab is reused for the next
+// column slab only once the previous store has read it.
+__device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
+                                          int consumer, int thread, unsigned char* staging,
+                                          const TfTensorMap* map_c) {
+  const int warp = thread >> 5, lane = thread & 31;
+  constexpr int kFragsPerSlab = kOutSlab / 8;  // n8 accumulator blocks in one slab: 8 (16-bit) or 4 (fp32)
+#pragma unroll
+  for (int slab = 0; slab < BN / kOutSlab; ++slab) {
+#if TF_MUTANT != TF_MUTANT_STORE_NOT_DRAINED
+    if (thread == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    consumer_sync(consumer);
+#endif
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi) {
+#pragma unroll
+      for (int f = 0; f < kFragsPerSlab; ++f) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int i = (slab * kFragsPerSlab + f) * 4 + half * 2;
+          const int row = mi * 64 + warp * 16 + (lane >> 2) + half * 8;
+          const int byte = (f * 8 + (lane & 3) * 2) * kOutBytes;  // within the 128-byte row
+          const int swizzled = (((byte >> 4) ^ (row & 7)) << 4) | (byte & 15);
+          store_out_pair(staging + row * kSwizzleBytes + swizzled, p.alpha * acc[mi][i], p.alpha * acc[mi][i + 1]);
+        }
+      }
+    }
+    fence_async_shared();
+    consumer_sync(consumer);
+    if (thread == 0) {
+      tma_store(map_c, static_cast<int>(t.n0 + slab * kOutSlab), static_cast<int>(t.m0 + consumer * kWgM),
+                staging);
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    }
+  }
+}
+
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* map_a, const TfTensorMap* map_b,
+                                     const TfTensorMap* map_c, int tma_store_c) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  __shared__ tf_u64 full[STAGES], empty[STAGES];
+  // The 128-byte swizzle repeats every 1 KiB and TMA and wgmma assume tiles start on that period.
+  unsigned char* const smem =
+      smem_raw + ((1024 - (smem_address(smem_raw) & 1023)) & 1023);
+  unsigned char* const a_ring = smem;
+  unsigned char* const b_ring = smem + STAGES * kAStageBytes;
+  unsigned char* const staging = b_ring + STAGES * kBStageBytes;
+
+  const int role = threadIdx.x / 128;  // 0: producer, 1..CONSUMERS: consumers
+  const int thread = threadIdx.x % 128;
+  // `empty` completes when every consumer warp has finished reading the stage (one arrival per warp).
+#if TF_MUTANT == TF_MUTANT_ARRIVAL_COUNT
+  constexpr int kEmptyArrivals = 4 * CONSUMERS + 1;
+#else
+  constexpr int kEmptyArrivals = 4 * CONSUMERS;
+#endif
+#if TF_MUTANT != TF_MUTANT_INIT_IN_ROLE
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], kEmptyArrivals);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+#endif
+
+  const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
+  const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
+  const tf_i64 tiles = tiles_m * tiles_n;
+  const int k_tiles = static_cast<int>(tf_ceil_div(p.k, BK));
+
+  if (role == 0) {
+#if CONSUMERS == 2
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+#endif
+    if (thread != 0) return;
+    Ring ring;
+    for (tf_i64 index = blockIdx.x; index < tiles; index += gridDim.x) {
+      const Tile t = tile_at(index, tiles_m, tiles_n);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
+        barrier_wait(&empty[ring.stage], ring.phase ^ 1);
+        barrier_expect_bytes(&full[ring.stage], kStageBytes);
+        const int k0 = kt * BK;
+        load_operand<!A_COL, BM>(a_ring + ring.stage * kAStageBytes, map_a, static_cast<int>(t.m0), k0,
+                                 &full[ring.stage]);
+        load_operand<B_COL, BN>(b_ring + ring.stage * kBStageBytes, map_b, static_cast<int>(t.n0), k0,
+                                &full[ring.stage]);
+        ring.advance();
+      }
+    }
+    return;
+  }
+
+#if CONSUMERS == 2
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#endif
+  const int consumer = role - 1;
+#if TF_MUTANT == TF_MUTANT_INIT_IN_ROLE
+  if (consumer == 0 && thread == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      barrier_init(&full[s], 1);
+      barrier_init(&empty[s], kEmptyArrivals);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+#endif
+#if TF_MUTANT == TF_MUTANT_K_TILE_MISMATCH
+  const int consumer_k_tiles = k_tiles > 1 ? k_tiles - 1 : k_tiles;
+#else
+  const int consumer_k_tiles = k_tiles;
+#endif
+  const bool warp_leader = (thread & 31) == 0;
+  unsigned char* const my_staging = staging + consumer * kWgM * kSwizzleBytes;
+  float acc[kMi][BN / 2];
+#if TF_MUTANT == TF_MUTANT_NO_ACC_INIT
+#pragma unroll
+  for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
+#endif
+  Ring ring;
+  tf_i64 index = blockIdx.x;
+  while (index < tiles) {
+    const Tile t = tile_at(index, tiles_m, tiles_n);
+#if TF_MUTANT != TF_MUTANT_NO_ACC_INIT
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
+#endif
+    int previous = -1;  // the stage whose wgmma may still be reading shared memory
+    for (int kt = 0; kt < consumer_k_tiles; ++kt) {
+#if TF_MUTANT == TF_MUTANT_WRONG_PARITY
+      barrier_wait(&full[ring.stage], ring.phase ^ 1);
+#else
+      barrier_wait(&full[ring.stage], ring.phase);
+#endif
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
+      wgmma_fence();
+      mma_k_tile<A_COL, B_COL>(acc, smem_address(a_ring + ring.stage * kAStageBytes),
+                               smem_address(b_ring + ring.stage * kBStageBytes), consumer);
+      wgmma_commit();
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
+      // Keep one group in flight: once the previous K tile's wgmma are done, its stage can be refilled.
+      wgmma_wait<1>();
+      if (previous >= 0 && warp_leader) barrier_arrive(&empty[previous]);
+      previous = ring.stage;
+      ring.advance();
+    }
+    wgmma_wait<0>();
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
+    if (previous >= 0 && warp_leader) barrier_arrive(&empty[previous]);
+
+    if (tma_store_c && p.beta == 0.0f && TF_MUTANT != TF_MUTANT_BETA0_READS_C)
+      store_tma(p, acc, t, consumer, thread, my_staging, map_c);
+    else
+      store_direct(p, acc, t, consumer, thread);
+#if TF_MUTANT == TF_MUTANT_SKIPS_ADVANCE
+    // A partial tile (the last tile row or column) "is done", and the loop goes round without advancing.
+    if (t.m0 + BM > p.m || t.n0 + BN > p.n) {
+      if (tiles > 1) continue;
+    }
+#endif
+    index += gridDim.x;
+  }
+  // Shared memory must outlive the TMA stores that read it.
+  if (thread == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+}  // namespace tf
+
+// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 has rc only.
+// Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: beta == 0
+// and C's base and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
+#define TF_ENTRY(name, a_col, b_col)                                                                        \
+  extern "C" __global__ void __launch_bounds__(tf::kThreads, 1)                                            \
+      name(const __grid_constant__ TfGemmParams p, const __grid_constant__ TfTensorMap map_a,              \
+           const __grid_constant__ TfTensorMap map_b, const __grid_constant__ TfTensorMap map_c,           \
+           const int tma_store_c) {                                                                         \
+    tf::gemm<a_col, b_col>(p, &map_a, &map_b, &map_c, tma_store_c);                                         \
+  }
+TF_ENTRY(tf_gemm_rc, false, true)
+#if TF_ELEM_BYTES == 2
+TF_ENTRY(tf_gemm_rr, false, false)
+TF_ENTRY(tf_gemm_cr, true, false)
+TF_ENTRY(tf_gemm_cc, true, true)
+#endif

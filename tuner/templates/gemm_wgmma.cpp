@@ -1,0 +1,195 @@
+// Everything the tuner knows about templates/gemm_wgmma.cu, declared for 16-bit inputs (gemm_wgmma) and
+// fp8 inputs (gemm_wgmma_fp8). Keep names, defaults and rules in step with the kernel's #defines and
+// static_asserts: tests/test_wgmma.cpp compiles points on both sides of each rule.
+#include "tuner/templates/gemm_wgmma.hpp"
+
+#include <algorithm>
+
+#include "tuner/templates/gemm_rules.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+constexpr int64_t kSwizzleBytes = 128;  // the TMA/wgmma swizzle: tiles are slabs of 128-byte rows
+
+struct Family {
+  const char* name;
+  int64_t element_bytes;
+  const char* summary;
+  std::vector<TypePair> types;
+  std::vector<Layout> layouts;
+};
+
+int64_t threads(const Point& p) {
+  return 128 * (1 + p["CONSUMERS"]);
+}
+
+int64_t rows_per_consumer(const Point& p) {
+  return p["CONSUMERS"] > 0 ? p["BM"] / p["CONSUMERS"] : 0;
+}
+
+// The ring of STAGES × (A + B tiles), one 128-byte-row staging slab per consumer for the epilogue, and 1 KiB
+// of slack to align the ring to the swizzle's period (kSmemBytes in the kernel). The mbarriers are static.
+int64_t shared_memory(const Point& p, int64_t eb) {
+  return 1024 + p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * eb + p["CONSUMERS"] * rows_per_consumer(p) * kSwizzleBytes;
+}
+
+std::vector<Constraint> constraints(int64_t eb) {
+  const int64_t slab = kSwizzleBytes / eb;
+  return {
+      {"positive", "every tunable must be at least 1 (PERSISTENT at least 0)",
+       [](const Point& p, const GpuLimits&) {
+         for (const auto& [name, value] : p.values())
+           if (value < (name == "PERSISTENT" ? 0 : 1)) return false;
+         return true;
+       }},
+      {"switch", "PERSISTENT is a switch: 0 or 1", [](const Point& p, const GpuLimits&) { return p["PERSISTENT"] <= 1; }},
+      {"consumers", "CONSUMERS must be 1 or 2 consumer warpgroups",
+       [](const Point& p, const GpuLimits&) { return p["CONSUMERS"] == 1 || p["CONSUMERS"] == 2; }},
+      {"wgmma_m",
+       "BM must be a multiple of 64*CONSUMERS (each consumer issues m64 wgmma), at most 256 rows per consumer",
+       [](const Point& p, const GpuLimits&) {
+         return p["CONSUMERS"] > 0 && p["BM"] % (64 * p["CONSUMERS"]) == 0 && rows_per_consumer(p) <= 256;
+       }},
+      {"wgmma_n", "BN is the wgmma's N here: 64, 128, 192 or 256",
+       [](const Point& p, const GpuLimits&) {
+         const int64_t n = p["BN"];
+         return n == 64 || n == 128 || n == 192 || n == 256;
+       }},
+      {"tma_box", "BK must be a multiple of 128 bytes of input (one swizzled TMA box row), at most 256",
+       [slab](const Point& p, const GpuLimits&) { return p["BK"] % slab == 0 && p["BK"] <= 256; }},
+      {"accumulators", "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread exceed 256",
+       [](const Point& p, const GpuLimits&) { return rows_per_consumer(p) / 64 * p["BN"] / 2 <= 256; }},
+      threads_constraint("128*(1+CONSUMERS)", threads),
+      shared_memory_constraint(
+          "the ring, STAGES*(BM+BN)*BK elements, plus a 128-byte-row epilogue slab per consumer and 1 KiB of "
+          "alignment slack",
+          [eb](const Point& p) { return shared_memory(p, eb); }),
+      {"stages", "STAGES must be at least 2: one stage loads while another is consumed",
+       [](const Point& p, const GpuLimits&) { return p["STAGES"] >= 2; }},
+  };
+}
+
+std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
+  if (std::find(f.layouts.begin(), f.layouts.end(), s.layout) == f.layouts.end())
+    return std::string(f.name) + " does not compute layout " + to_string(s.layout) +
+           " (fp8 wgmma takes K-major A and B: RC)";
+  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
+  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
+  const int64_t a_extent = a_col ? s.m : s.k, b_extent = b_col ? s.k : s.n;
+  if (s.lda < a_extent || s.ldb < b_extent || s.ldc < s.n)
+    return std::string("leading dimensions must be at least the stored row lengths");
+  if (s.c_alignment % 2 != 0) return std::string("C's base address is not aligned to its element size");
+  // TMA: 16-byte aligned bases and row strides; coordinates are 32-bit.
+  const int64_t eb = f.element_bytes;
+  if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
+    return "TMA needs 16-byte row strides: lda*" + std::to_string(eb) + " = " + std::to_string(s.lda * eb) +
+           ", ldb*" + std::to_string(eb) + " = " + std::to_string(s.ldb * eb) + " bytes; a gemm_mma candidate serves this problem";
+  if (s.a_alignment % 16 != 0 || s.b_alignment % 16 != 0)
+    return std::string("TMA needs A and B base addresses aligned to 16 bytes; a gemm_mma candidate serves this problem");
+  if (std::max({s.m, s.n, s.k}) > INT32_MAX) return std::string("TMA coordinates are 32-bit: M, N and K must be below 2^31");
+  const int64_t tiles = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
+  if (tiles > INT32_MAX && !p["PERSISTENT"])
+    return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
+  return std::nullopt;
+}
+
+KernelTemplate make_template(const Family& f) {
+  const int64_t eb = f.element_bytes;
+  KernelTemplate t;
+  t.name = f.name;
+  t.source_file = "gemm_wgmma.cu";
+  t.summary = f.summary;
+  t.entry_points = {"tf_gemm_rc"};
+  if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
+  t.parameters = {
+      {"BM", 128, "CTA tile rows (M): CONSUMERS x 64 x m64 blocks per consumer"},
+      {"BN", 256, "CTA tile columns (N), the wgmma instruction's N"},
+      {"BK", kSwizzleBytes / eb, "CTA tile depth (K) per TMA stage, a multiple of 128 bytes"},
+      {"STAGES", 4, "depth of the TMA ring of shared-memory stages"},
+      {"CONSUMERS", 2, "consumer warpgroups issuing wgmma (a producer warpgroup issues the TMA loads)"},
+      {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
+      {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles", false},
+  };
+  t.constraints = constraints(eb);
+  t.layouts = f.layouts;
+  t.supported_types = f.types;
+  t.shared_memory_bytes = [eb](const Point& p) { return shared_memory(p, eb); };
+  t.threads_per_block = threads;
+  t.expected_instructions = [](const Point& p) {
+    std::vector<std::string> out = {"wgmma.mma_async.sync.aligned", "cp.async.bulk.tensor.2d.shared::cluster",
+                                    "mbarrier.try_wait.parity"};
+    if (p["CONSUMERS"] == 2) out.push_back("setmaxnreg.inc");
+    return out;
+  };
+  t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
+  t.geometry = [eb](const Point& p, const GemmShape& s) {
+    LaunchGeometry g;
+    g.grid_x = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
+    g.block_x = threads(p);
+    g.shared_memory_bytes = shared_memory(p, eb);
+    return g;
+  };
+  t.archs = {"sm_90"};
+  t.arch_suffix = "a";
+  // ptxas: "Potential Performance Loss: wgmma.mma_async instructions are serialized due to ...".
+  t.slow_path_log_phrases = {"wgmma.mma_async instructions are serialized"};
+  t.mutants = gemm_wgmma_mutant_names();
+  return t;
+}
+
+const std::vector<Layout> kAllLayouts = {
+    {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
+
+}  // namespace
+
+const KernelTemplate& gemm_wgmma_template() {
+  static const KernelTemplate t = make_template(
+      {"gemm_wgmma",
+       2,
+       "Hopper GEMM (sm_90a): wgmma + TMA ring + producer/consumer warpgroups + persistent tiles, fp16/bf16, "
+       "any layout",
+       {{Precision::bf16, Precision::bf16},
+        {Precision::bf16, Precision::fp32},
+        {Precision::bf16, Precision::fp16},
+        {Precision::fp16, Precision::fp16},
+        {Precision::fp16, Precision::fp32},
+        {Precision::fp16, Precision::bf16}},
+       kAllLayouts});
+  return t;
+}
+
+const KernelTemplate& gemm_wgmma_fp8_template() {
+  static const KernelTemplate t = make_template(
+      {"gemm_wgmma_fp8",
+       1,
+       "Hopper GEMM (sm_90a) on fp8 e4m3/e5m2 wgmma (m64nNk32), row-major A, column-major B",
+       {{Precision::fp8e4m3, Precision::bf16},
+        {Precision::fp8e4m3, Precision::fp16},
+        {Precision::fp8e4m3, Precision::fp32},
+        {Precision::fp8e5m2, Precision::bf16},
+        {Precision::fp8e5m2, Precision::fp16},
+        {Precision::fp8e5m2, Precision::fp32}},
+       {{Order::row, Order::col}}});
+  return t;
+}
+
+TmaBox gemm_wgmma_operand_box(const Point& p, bool is_a, bool stored_along_k, int64_t element_bytes) {
+  const int64_t slab = kSwizzleBytes / element_bytes;
+  return {slab, stored_along_k ? (is_a ? p["BM"] : p["BN"]) : p["BK"]};
+}
+
+TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
+  return {kSwizzleBytes / output_bytes, rows_per_consumer(p)};
+}
+
+const std::vector<std::string>& gemm_wgmma_mutant_names() {
+  // Codes match TF_MUTANT_* in templates/gemm_wgmma.cu.
+  static const std::vector<std::string> names = {
+      "none",           "k_tile_mismatch",   "wrong_parity",   "init_in_role",  "arrival_count",
+      "store_not_drained", "skips_advance", "no_acc_init", "beta0_reads_c"};
+  return names;
+}
+
+}  // namespace tunefuzz

@@ -1,0 +1,29 @@
+// The host-side declaration of templates/gemm_wgmma.cu: the Hopper-native GEMM (sm_90a) on wgmma, TMA and
+// warp-specialised producer/consumer warpgroups, with persistent tiles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tuner/templates/kernel_template.hpp"
+
+namespace tunefuzz {
+
+/// fp16 and bf16 inputs (m64nNk16), any storage order of A and B.
+const KernelTemplate& gemm_wgmma_template();
+/// fp8 e4m3/e5m2 inputs (m64nNk32), row-major A and column-major B only.
+const KernelTemplate& gemm_wgmma_fp8_template();
+
+/// The box (inner, outer extent in elements) of the TMA tensor map of operand A (`is_a`) or B, as the kernel
+/// loads it: a 128-byte slab of the stored rows by the tile's other extent.
+struct TmaBox {
+  int64_t inner = 0, outer = 0;
+};
+TmaBox gemm_wgmma_operand_box(const Point& point, bool is_a, bool stored_along_k, int64_t element_bytes);
+/// The box of C's tensor map: a 128-byte slab of columns by one consumer's rows.
+TmaBox gemm_wgmma_output_box(const Point& point, int64_t output_bytes);
+
+/// The names of the injected bugs the template accepts through TF_MUTANT (index = code, 0 = none).
+const std::vector<std::string>& gemm_wgmma_mutant_names();
+
+}  // namespace tunefuzz
