@@ -3,6 +3,9 @@
 //  - csv has a header and one line per (table, row), each of 17 RFC 4180 fields that decode back;
 //  - the header compiles warning-free as C++17 alone, its tables and lookup are constexpr, and lookup answers
 //    by the rule: exact → nearest shape on the card → nearest on the arch → gemm_mma's defaults;
+//  - the layout (storage orders of A and B) is part of the lookup's key at every step: two rows of one shape
+//    and types in different layouts each answer for their own layout, whichever comes first, and a lookup
+//    without a layout means RR;
 //  - merging one card's tables unions rows by problem and records every source; a conflict is refused naming
 //    the problem, card and files unless a preference picks a side; several cards become a collection.
 #include <gtest/gtest.h>
@@ -231,6 +234,9 @@ struct Query {
   std::string card, arch;
   int64_t m, n, k;
   std::string precision, output;
+  std::string layout = {};  ///< empty: the argument is left out, so the lookup's default (RR) applies
+
+  std::string key_layout() const { return layout.empty() ? "RR" : layout; }
 };
 
 // The answer as the probe program prints it: source, problem, candidate and five parameters.
@@ -247,12 +253,15 @@ std::string answer(const std::string& source, const TableRow& row) {
   return answer(source, row.problem.name, row.winner->id, row.winner->config);
 }
 
-/// The row of `table` with these types nearest to (m, n, k) in log space, computed independently here.
+/// The row of `table` with these types and layout nearest to (m, n, k) in log space, computed independently
+/// here.
 const TableRow& nearest(const ResultsTable& table, const Query& q) {
   const TableRow* best = nullptr;
   double best_distance = 0, second = INFINITY;
   for (const TableRow& row : table.rows) {
-    if (to_string(row.problem.input) != q.precision || to_string(row.problem.output) != q.output) continue;
+    if (to_string(row.problem.input) != q.precision || to_string(row.problem.output) != q.output ||
+        to_string(row.problem.layout) != q.key_layout())
+      continue;
     const double d = std::abs(std::log(double(q.m) / row.problem.m)) +
                      std::abs(std::log(double(q.n) / row.problem.n)) +
                      std::abs(std::log(double(q.k) / row.problem.k));
@@ -289,8 +298,24 @@ std::string probe_source(const std::vector<Query>& queries, size_t rows) {
   for (const Query& q : queries)
     text += "  show(lookup(\"" + q.card + "\", \"" + q.arch + "\", " + std::to_string(q.m) + ", " +
             std::to_string(q.n) + ", " + std::to_string(q.k) + ", \"" + q.precision + "\", \"" + q.output +
-            "\"));\n";
+            "\"" + (q.layout.empty() ? "" : ", \"" + q.layout + "\"") + "));\n";
   return text + "}\n";
+}
+
+/// Builds the probe for `queries` against dir/tables.hpp (expecting `rows` rows in it) warning-free as C++17,
+/// runs it and returns what it printed: one answer per query.
+std::string run_probe(const fs::path& dir, const std::vector<Query>& queries, size_t rows) {
+  std::ofstream(dir / "probe.cpp") << probe_source(queries, rows);
+  std::string output;
+  const std::string build =
+      "cd " + dir.string() + " && c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -o probe probe.cpp";
+  if (run(build, output) != 0) {
+    ADD_FAILURE() << "the probe did not build:\n" << output;
+    return {};
+  }
+  output.clear();
+  if (run(dir.string() + "/probe", output) != 0) ADD_FAILURE() << "the probe failed:\n" << output;
+  return output;
 }
 
 TEST(Export, TheHeaderCompilesAloneAndLooksUpByTheRule) {
@@ -323,14 +348,88 @@ TEST(Export, TheHeaderCompilesAloneAndLooksUpByTheRule) {
       answer("safe_default", "", default_id, default_config) + answer("safe_default", "", "", default_config);
   const size_t winners = std::count_if(table.rows.begin(), table.rows.end(),
                                        [](const TableRow& r) { return r.winner.has_value(); });
-  std::ofstream(dir / "probe.cpp") << probe_source(queries, winners);
-  std::string output;
-  const std::string build =
-      "cd " + dir.string() + " && c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -o probe probe.cpp";
-  ASSERT_EQ(run(build, output), 0) << output;
-  output.clear();
-  ASSERT_EQ(run(dir.string() + "/probe", output), 0) << output;
-  EXPECT_EQ(output, expected);
+  EXPECT_EQ(run_probe(dir, queries, winners), expected);
+}
+
+TEST(Export, TheLookupKeysOnLayout) {
+  // One shape and element types in two layouts with different winners, on two cards in both row orders:
+  // without the layout in the key the rows tie and the first answers for both, so on one card or the other
+  // a lookup gets the other layout's winner.
+  const fs::path dir = scratch("header-layout");
+  YAML::Node doc = YAML::Clone(YAML::LoadFile(kCommittedTable.string()));
+  YAML::Node rr;
+  for (const YAML::Node& row : doc["problems"])
+    if (row["name"].as<std::string>() == "square_4096") rr = YAML::Clone(row);
+  ASSERT_TRUE(rr) << "the committed table has no square_4096";
+  ASSERT_EQ(rr["layout"].as<std::string>(), "RR");
+  YAML::Node cc = YAML::Clone(rr);
+  cc["name"] = "square_4096_cc";
+  cc["layout"] = "CC";
+  const std::string rr_id = rr["winner"]["id"].as<std::string>(),
+                    cc_id = std::regex_replace(rr_id, std::regex("STAGES=[0-9]+"), "STAGES=3");
+  ASSERT_NE(rr_id, cc_id) << "the CC row needs a winner of its own";
+  cc["winner"]["id"] = cc_id;
+  cc["winner"]["config"]["STAGES"] = 3;
+  const std::string other = "NVIDIA H200 NVL";
+  TableSet set;
+  for (const auto& [card, first, second] : {std::tuple{kH200, rr, cc}, std::tuple{other, cc, rr}}) {
+    doc["gpu"]["name"] = card;
+    doc["problems"] = YAML::Node(YAML::NodeType::Sequence);
+    doc["problems"].push_back(first);
+    doc["problems"].push_back(second);
+    const fs::path file = dir / (std::to_string(set.tables.size()) + ".yaml");
+    write_yaml(file, doc);
+    const TableSet one = read_table_set(file);
+    set.tables.push_back(one.tables[0]);
+    set.documents.push_back(one.documents[0]);
+  }
+  export_tables(set, ExportFormat::header, dir / "tables.hpp");
+  const TableRow &rr_row = set.tables[0].rows[0], &cc_row = set.tables[0].rows[1];
+  ASSERT_EQ(to_string(cc_row.problem.layout), "CC");
+
+  const KernelTemplate& fallback = gemm_mma_template();
+  const Point defaults = fallback.default_point();
+  const std::map<std::string, int64_t> default_config(defaults.values().begin(), defaults.values().end());
+  const std::string default_id = Candidate{&fallback, defaults, {Precision::bf16, Precision::bf16}}.id();
+  const std::string h100 = "NVIDIA H100 80GB HBM3";
+  const std::vector<std::pair<Query, std::string>> cases = {
+      // Exact, the RR row first on kH200 and last on the other card; no layout means RR.
+      {{kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "RR"}, answer("exact", rr_row)},
+      {{kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "CC"}, answer("exact", cc_row)},
+      {{kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16"}, answer("exact", rr_row)},
+      {{other, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "RR"}, answer("exact", rr_row)},
+      {{other, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "CC"}, answer("exact", cc_row)},
+      {{other, "sm_90", 4096, 4096, 4096, "bf16", "bf16"}, answer("exact", rr_row)},
+      // The nearest shape and the same arch keep to the layout as well.
+      {{kH200, "sm_90", 3000, 5000, 4000, "bf16", "bf16", "CC"}, answer("nearest_shape", cc_row)},
+      {{other, "sm_90", 3000, 5000, 4000, "bf16", "bf16", "RR"}, answer("nearest_shape", rr_row)},
+      {{h100, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "CC"}, answer("same_arch", cc_row)},
+      {{h100, "sm_90", 4096, 4096, 4096, "bf16", "bf16"}, answer("same_arch", rr_row)},
+      // A layout no row has is not answered by another layout's row, even of the very shape.
+      {{kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "CR"},
+       answer("safe_default", "", default_id, default_config)},
+  };
+  std::vector<Query> queries;
+  std::string expected;
+  for (const auto& [query, want] : cases) {
+    queries.push_back(query);
+    expected += want;
+  }
+  EXPECT_EQ(run_probe(dir, queries, 4), expected);
+
+  // The CSV carries each row's layout beside its winner.
+  export_tables(set, ExportFormat::csv, dir / "tables.csv");
+  std::istringstream text(read(dir / "tables.csv"));
+  std::vector<std::pair<std::string, std::string>> layouts;  // (layout, candidate) per line after the header
+  std::string line;
+  std::getline(text, line);
+  while (std::getline(text, line)) {
+    const std::vector<std::string> fields = csv_fields(line);
+    layouts.emplace_back(fields[8], fields[12]);
+  }
+  const std::vector<std::pair<std::string, std::string>> want_layouts = {
+      {"RR", rr_id}, {"CC", cc_id}, {"CC", cc_id}, {"RR", rr_id}};
+  EXPECT_EQ(layouts, want_layouts);
 }
 
 TEST(Export, TheHeaderEscapesNamesAndLeavesOutRowsWithoutWinners) {

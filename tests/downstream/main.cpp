@@ -20,6 +20,10 @@ constexpr std::string_view kH200 = "NVIDIA H200";
 // The tables are usable at compile time.
 static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").source == Source::exact);
 static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").parameter("BM") == 128);
+// The layout is part of the key: odd_1000 (RR) and odd_1000_cc (CC) share shape and types, and each answers
+// only for its own layout; a lookup without a layout means RR.
+static_assert(lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16", "CC").problem == "odd_1000_cc");
+static_assert(lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16").problem == "odd_1000");
 
 struct Expected {
   Source source;
@@ -47,9 +51,22 @@ int main() {
         {Source::exact, "square_4096", 128, 128, 4, 0});
   check("odd_4097x4095x4099 on H200", lookup(kH200, "sm_90", 4097, 4095, 4099, "bf16", "bf16"),
         {Source::exact, "odd_4097x4095x4099", 128, 128, 4, 1});
-  // An unknown shape takes the nearest tuned shape on the card (1024x1000x1000 is nearest odd_1000).
+  // Each layout of one shape answers with its own row; without a layout, RR.
+  check("odd_1000 RR on H200", lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16", "RR"),
+        {Source::exact, "odd_1000", 64, 64, 4, 0});
+  check("odd_1000 CC on H200", lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16", "CC"),
+        {Source::exact, "odd_1000_cc", 64, 64, 4, 0});
+  check("square_4096 RC on H200", lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16", "RC"),
+        {Source::exact, "square_4096_rc", 128, 128, 4, 0});
+  // fp8 rows are RC (gemm_mma_fp8 reads row-major A, column-major B), so an fp8 lookup says so.
+  check("square_4096_fp8 RC on H200", lookup(kH200, "sm_90", 4096, 4096, 4096, "fp8e4m3", "bf16", "RC"),
+        {Source::exact, "square_4096_fp8", 128, 128, 3, 0});
+  // An unknown shape takes the nearest tuned shape of its layout on the card (1024x1000x1000 is nearest
+  // odd_1000 in RR, odd_1000_cc in CC).
   check("1024x1000x1000 on H200", lookup(kH200, "sm_90", 1024, 1000, 1000, "bf16", "bf16"),
         {Source::nearest_shape, "odd_1000", 64, 64, 4, 0});
+  check("1024x1000x1000 CC on H200", lookup(kH200, "sm_90", 1024, 1000, 1000, "bf16", "bf16", "CC"),
+        {Source::nearest_shape, "odd_1000_cc", 64, 64, 4, 0});
   // An unknown card of a known arch borrows that arch's tables.
   check("square_4096 on H100", lookup("NVIDIA H100 80GB HBM3", "sm_90", 4096, 4096, 4096, "bf16", "bf16"),
         {Source::same_arch, "square_4096", 128, 128, 4, 0});
@@ -62,6 +79,9 @@ int main() {
     std::cout << "FAILED the default candidate id: " << fallback.candidate << "\n";
     ++failures;
   }
+  // No table has a CR row, so CR gets the defaults even where other layouts of the very shape are tuned.
+  check("odd_1000 CR on H200", lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16", "CR"),
+        {Source::safe_default, "", 128, 128, 3, 0});
   std::cout << (failures ? "downstream lookups FAILED\n" : "downstream lookups passed\n");
   return failures ? 1 : 0;
 }

@@ -17,6 +17,10 @@ inline constexpr const char* kHeaderRule = R"(//
 //                     requested precision and output, empty when the template does not compute them.
 //                     That point is @DEFAULT_POINT@;
 //                     like any point it refuses problems it cannot serve (e.g. K or N not a multiple of VEC).
+// layout is the storage orders of A and B, A first ("RR", "RC", "CR" or "CC"; C is row-major), "RR" when left
+// out. It is part of the key at steps 1 to 3: a winner tuned for one layout is never the answer for another,
+// even of the same shape, so a layout no row has gets the safe default (gemm_mma_fp8 reads only "RC", so fp8
+// rows are found by passing "RC").
 // Rows are in the order of the tables given to `tune export`, each table's rows in its order; rows without a
 // winner are left out. Strings compare exactly ("NVIDIA H200", "sm_90", "bf16", "RR"). Needs C++17 and
 // nothing beyond the standard library; the tables and lookup() are constexpr.
@@ -214,6 +218,8 @@ target_link_libraries(app PRIVATE tunefuzz::tables)
 #include <tunefuzz/tables.hpp>
 constexpr auto choice = tunefuzz_tables::lookup("NVIDIA H200", "sm_90", 4096, 4096, 4096, "bf16", "bf16");
 static_assert(choice.parameter("BM") > 0);
+// The last argument is the layout, the storage orders of A and B ("RR" when left out): A and B column-major.
+constexpr auto cc = tunefuzz_tables::lookup("NVIDIA H200", "sm_90", 1000, 1000, 1000, "bf16", "bf16", "CC");
 ```
 )";
 
