@@ -85,6 +85,10 @@ constexpr int kMmaK = 32 / kElemBytes;               // K of one wgmma: 16 (16-b
 constexpr int kWgM = BM / CONSUMERS;                 // rows each consumer warpgroup owns
 constexpr int kMi = kWgM / 64;                       // m64 blocks per consumer
 constexpr int kThreads = 128 * (1 + CONSUMERS);
+// fp8 wgmma adds into its accumulators with less than fp32 precision (Hopper keeps ~14 mantissa bits across
+// the chain of additions into D): each K tile is computed into fresh registers and added into the fp32 sums
+// on the CUDA cores ("promotion"), which takes a second set of accumulators.
+constexpr int kAccumulatorSets = TF_ELEM_BYTES == 1 ? 2 : 1;
 constexpr int kAStageBytes = BM * BK * kElemBytes;
 constexpr int kBStageBytes = BN * BK * kElemBytes;
 constexpr int kStageBytes = kAStageBytes + kBStageBytes;
@@ -111,7 +115,7 @@ static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN must be 64, 1
 static_assert(BK % tf::kSlab == 0 && BK <= 256, "BK must be a multiple of 128 bytes of input, at most 256");
 static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage loading while one is consumed)");
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
-static_assert(tf::kMi * BN / 2 <= 256, "more than 256 accumulators per consumer thread");
+static_assert(tf::kMi * BN / 2 * tf::kAccumulatorSets <= 256, "more than 256 accumulators per consumer thread");
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -261,19 +265,22 @@ __device__ __forceinline__ void load_operand(unsigned char* stage, const TfTenso
   }
 }
 
+// The wgmma of one K tile into `acc`: accumulating onto it, or, with `fresh`, starting from zero (scale-d 0
+// on the first K step).
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], tf_u32 a_stage, tf_u32 b_stage,
-                                           int consumer) {
+                                           int consumer, bool fresh) {
 #pragma unroll
   for (int kk = 0; kk < BK / kMmaK; ++kk) {
+    const int scale_d = fresh && kk == 0 ? 0 : 1;
     const tf_u64 db = operand_descriptor<B_COL, BN>(b_stage, 0, kk);
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
       const tf_u64 da = operand_descriptor<!A_COL, BM>(a_stage, (consumer * kMi + mi) * 64, kk);
 #if TF_ELEM_BYTES == 1
-#define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, 1)
+#define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, scale_d)
 #else
-#define TF_WGMMA_CALL(n) tf_wgmma16_n##n<A_COL ? 1 : 0, B_COL ? 0 : 1>(acc[mi], da, db, 1)
+#define TF_WGMMA_CALL(n) tf_wgmma16_n##n<A_COL ? 1 : 0, B_COL ? 0 : 1>(acc[mi], da, db, scale_d)
 #endif
 #if BN == 64
       TF_WGMMA_CALL(64);
@@ -465,6 +472,9 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   const bool warp_leader = (thread & 31) == 0;
   unsigned char* const my_staging = staging + consumer * kWgM * kSwizzleBytes;
   float acc[kMi][BN / 2];
+#if TF_ELEM_BYTES == 1
+  float part[kMi][BN / 2];
+#endif
 #if TF_MUTANT == TF_MUTANT_NO_ACC_INIT
 #pragma unroll
   for (int mi = 0; mi < kMi; ++mi)
@@ -488,11 +498,28 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #else
       barrier_wait(&full[ring.stage], ring.phase);
 #endif
+#if TF_ELEM_BYTES == 1
+      // fp8: this K tile into fresh registers, then added into the fp32 sums (see kAccumulatorSets).
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi) fence_accumulators(part[mi]);
+      wgmma_fence();
+      mma_k_tile<A_COL, B_COL>(part, smem_address(a_ring + ring.stage * kAStageBytes),
+                               smem_address(b_ring + ring.stage * kBStageBytes), consumer, true);
+      wgmma_commit();
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi) fence_accumulators(part[mi]);
+      if (warp_leader) barrier_arrive(&empty[ring.stage]);
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[mi][i] += part[mi][i];
+#else
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
       wgmma_fence();
       mma_k_tile<A_COL, B_COL>(acc, smem_address(a_ring + ring.stage * kAStageBytes),
-                               smem_address(b_ring + ring.stage * kBStageBytes), consumer);
+                               smem_address(b_ring + ring.stage * kBStageBytes), consumer, false);
       wgmma_commit();
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
@@ -500,6 +527,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       wgmma_wait<1>();
       if (previous >= 0 && warp_leader) barrier_arrive(&empty[previous]);
       previous = ring.stage;
+#endif
       ring.advance();
     }
     wgmma_wait<0>();

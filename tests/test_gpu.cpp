@@ -17,6 +17,7 @@
 #include "tuner/device/cuda.hpp"
 #include "tuner/templates/gemm_mma.hpp"
 #include "tuner/templates/gemm_simt.hpp"
+#include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -64,7 +65,8 @@ class GpuTest : public ::testing::Test {
     if (!source)
       source =
           std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", t.source_file));
-    const CompileRequest request{source.get(), t.defines(candidate.point, types, mutant), device_->arch};
+    const CompileRequest request{source.get(), t.defines(candidate.point, types, mutant),
+                                 t.compile_arch(device_->arch)};
     std::string& image = images_[compiler.key(request)];  // compile each distinct image once per suite
     if (image.empty()) image = compiler.compile(request).image;
     const auto runner = device::load_candidate(candidate, image);
@@ -325,6 +327,82 @@ TEST_F(GpuTest, SimtInjectedBugsAreCaught) {
     if (!subtype.empty()) {
       EXPECT_EQ(outcome.subtype, subtype) << mutant;
     }
+  }
+}
+
+
+// ---- gemm_wgmma (Hopper: wgmma, TMA, warp specialisation; sm_90 only) ----
+
+// Skips the test where the GPU cannot run sm_90a code.
+#define SKIP_UNLESS_SM90()                                                                   \
+  if (device_->arch != "sm_90") GTEST_SKIP() << "gemm_wgmma runs on sm_90 only, this GPU is " << device_->arch
+
+TEST_F(GpuTest, WgmmaEdgeCasesPassOnEveryLayoutPointAndGrid) {
+  SKIP_UNLESS_SM90();
+  // Extents that are multiples of 8 (TMA's 16-byte strides in every layout), tiles partial in M, N and K.
+  const std::vector<CaseRecord> cases = {
+      record(8, 8, 8),                                         // one small tile: almost all of it out of bounds
+      record(136, 264, 40),                                    // one past a tile in M and N, K below BK
+      record(128, 256, 64),                                    // exactly one tile, one K tile
+      record(8, 24, 16, Distribution::ones),                   // every output is K
+      record(40, 48, 65536, Distribution::small_int),          // large K, exact
+      record(200, 72, 1000, Distribution::normal, 2.0, -1.0),  // C read and scaled: the register epilogue
+      record(1096, 520, 24, Distribution::sequential),         // 9 tile rows: a short last GROUP_M group
+  };
+  const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+      {},                                                    // 128 x 256, two consumers, four stages
+      {{"BN", 128}, {"STAGES", 3}},                          // narrower N, a three-stage ring
+      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}},  // one consumer, two K slabs per stage
+      {{"BM", 256}, {"BN", 128}, {"STAGES", 3}},             // two m64 blocks per consumer
+  };
+  const TypePair types[] = {{Precision::bf16, Precision::bf16}, {Precision::fp16, Precision::fp32}};
+  for (const auto& point : points)
+    for (const Layout& layout : gemm_wgmma_template().layouts)
+      for (const TypePair& t : types)
+        for (CaseRecord c : cases)
+          for (const int64_t grid : {0, 1, 3}) {
+            c.layout = layout;
+            c.grid = grid;
+            c.ldc_pad = grid == 1 ? 3 : 0;  // an odd ldc: no TMA store, the register epilogue
+            const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, point, t, 0);
+            EXPECT_TRUE(outcome.passed) << ::testing::PrintToString(point) << " " << to_string(t.input) << "->"
+                                        << to_string(t.output) << " " << fuzz::to_string(c) << ": "
+                                        << outcome.message;
+          }
+}
+
+TEST_F(GpuTest, WgmmaFp8AndRefusals) {
+  SKIP_UNLESS_SM90();
+  for (CaseRecord c : {record(136, 264, 128), record(200, 72, 1024, Distribution::normal, 1.0, 0.5)}) {
+    c.layout = {Order::row, Order::col};
+    for (const TypePair t : gemm_wgmma_fp8_template().supported_types) {
+      const device::CaseOutcome outcome = run_on(gemm_wgmma_fp8_template(), c, {}, t, 0);
+      EXPECT_TRUE(outcome.passed) << to_string(t.input) << "->" << to_string(t.output) << " "
+                                  << fuzz::to_string(c) << ": " << outcome.message;
+    }
+  }
+  // TMA cannot read rows that are not 16-byte aligned: refused, so another template serves the problem.
+  CaseRecord odd = record(97, 131, 1031);
+  const device::CaseOutcome refused = run_on(gemm_wgmma_template(), odd, {}, {}, 0);
+  EXPECT_TRUE(refused.refused) << "K = 1031 (2062-byte rows) must be refused: " << refused.message;
+}
+
+// The injected bugs that give wrong results (the others hang, which only a worker's watchdog survives:
+// `fuzz mutants` covers those), each on a case chosen to expose it.
+TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {
+  SKIP_UNLESS_SM90();
+  const auto code = [](const char* name) {
+    const auto& names = gemm_wgmma_mutant_names();
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const std::vector<std::pair<const char*, CaseRecord>> expectations = {
+      {"beta0_reads_c", record(64, 64, 64)},
+      {"no_acc_init", with(record(384, 512, 64), 0, 1)},    // one CTA walks six tiles: sums carry over
+      {"store_not_drained", record(256, 256, 64)},          // four slabs rewritten while TMA reads them
+  };
+  for (const auto& [mutant, c] : expectations) {
+    const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, {}, {}, code(mutant));
+    EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
   }
 }
 

@@ -37,6 +37,7 @@ struct Options {
   int64_t cases = 0;
   int jobs = 0;
   bool huge = false;
+  double timeout_s = 0;  ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
   bool json = false;
   std::string command_line;
 };
@@ -249,7 +250,7 @@ int command_mutants(const Options& o) {
                       cases,
                       o.seed_given ? o.seed : config.seed,
                       static_cast<int>(config.budgets.fuzz_workers),
-                      std::max(600.0, config.budgets.candidate_timeout_s),
+                      o.timeout_s > 0 ? o.timeout_s : std::max(600.0, config.budgets.candidate_timeout_s),
                       1};
   auto fuzzed = fuzz_stage(compiled, options);
   write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
@@ -347,6 +348,9 @@ int main(int argc, char** argv) {
       ->add_option("config", o.config, "campaign config (its space picks the point bugs are injected into)")
       ->required();
   mutants->add_option("--cases", o.cases, "cases per mutant (default 200)");
+  mutants->add_option("--timeout", o.timeout_s,
+                      "seconds before a mutant's worker counts as hung (default: 600, or the config's "
+                      "candidate_timeout_s if longer: huge cases take seconds each)");
   mutants->add_option("--seed", o.seed, "seed (default: the config's)")->each([&](const std::string&) {
     o.seed_given = true;
   });

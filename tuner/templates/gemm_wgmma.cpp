@@ -19,7 +19,14 @@ struct Family {
   const char* summary;
   std::vector<TypePair> types;
   std::vector<Layout> layouts;
+  int64_t default_bn = 256;  ///< fp8 defaults to 128: it holds two sets of accumulators (see below)
 };
+
+// fp8 wgmma accumulates with less than fp32 precision, so the kernel sums each K tile in a second set of
+// registers and adds it into the fp32 accumulators (kAccumulatorSets in the kernel).
+int64_t accumulator_sets(int64_t element_bytes) {
+  return element_bytes == 1 ? 2 : 1;
+}
 
 int64_t threads(const Point& p) {
   return 128 * (1 + p["CONSUMERS"]);
@@ -59,8 +66,12 @@ std::vector<Constraint> constraints(int64_t eb) {
        }},
       {"tma_box", "BK must be a multiple of 128 bytes of input (one swizzled TMA box row), at most 256",
        [slab](const Point& p, const GpuLimits&) { return p["BK"] % slab == 0 && p["BK"] <= 256; }},
-      {"accumulators", "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread exceed 256",
-       [](const Point& p, const GpuLimits&) { return rows_per_consumer(p) / 64 * p["BN"] / 2 <= 256; }},
+      {"accumulators",
+       "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread (twice that for fp8, which sums each K "
+       "tile apart) exceed 256",
+       [eb](const Point& p, const GpuLimits&) {
+         return rows_per_consumer(p) / 64 * p["BN"] / 2 * accumulator_sets(eb) <= 256;
+       }},
       threads_constraint("128*(1+CONSUMERS)", threads),
       shared_memory_constraint(
           "the ring, STAGES*(BM+BN)*BK elements, plus a 128-byte-row epilogue slab per consumer and 1 KiB of "
@@ -105,7 +116,7 @@ KernelTemplate make_template(const Family& f) {
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M): CONSUMERS x 64 x m64 blocks per consumer"},
-      {"BN", 256, "CTA tile columns (N), the wgmma instruction's N"},
+      {"BN", f.default_bn, "CTA tile columns (N), the wgmma instruction's N"},
       {"BK", kSwizzleBytes / eb, "CTA tile depth (K) per TMA stage, a multiple of 128 bytes"},
       {"STAGES", 4, "depth of the TMA ring of shared-memory stages"},
       {"CONSUMERS", 2, "consumer warpgroups issuing wgmma (a producer warpgroup issues the TMA loads)"},
@@ -171,7 +182,8 @@ const KernelTemplate& gemm_wgmma_fp8_template() {
         {Precision::fp8e5m2, Precision::bf16},
         {Precision::fp8e5m2, Precision::fp16},
         {Precision::fp8e5m2, Precision::fp32}},
-       {{Order::row, Order::col}}});
+       {{Order::row, Order::col}},
+       128});
   return t;
 }
 
