@@ -195,8 +195,9 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     write_partial(result);
   }
 
-  // Finalists within kCloseFraction of the best are timed again, taking turns, so that the card's drift
-  // cannot pick the winner; the coordinator breaks remaining ties toward the cheaper config.
+  // Finalists within kCloseFraction of the best are timed again, taking turns with each other and with cuBLAS,
+  // so that the card's drift (clocks fall as it heats under a long run) can pick neither the winner nor the
+  // ratio to the baseline; the coordinator breaks remaining ties toward the cheaper config.
   constexpr double kCloseFraction = 0.03;
   double best = 0;
   for (size_t i = 0; i < finalists; ++i) {
@@ -208,17 +209,23 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     const TimedEntry& e = result.entries[screened[i].entry];
     if (e.status == "timed" && e.median_ms <= best * (1 + kCloseFraction)) close.push_back(&screened[i]);
   }
-  if (close.size() >= 2) {
+  const bool with_baseline = result.baseline.status == "timed";
+  if (close.size() + (with_baseline ? 1 : 0) >= 2) {
     std::vector<std::function<void(CUstream)>> launches;
     for (const Loaded* f : close) {
       reserve_workspace(*f->runner);
       launches.push_back([&, f](CUstream s) { f->runner->run(gemm, workspace.get(), s); });
     }
+    if (with_baseline) launches.push_back([&](CUstream s) { cublas.run(gemm, 0, s); });
     const std::vector<TimingStats> stats = timer.interleave(launches, static_cast<int>(job.repeats));
     for (size_t i = 0; i < close.size(); ++i) {
       TimedEntry& e = result.entries[close[i]->entry];
       e.interleaved_median_ms = stats[i].median_ms;
       e.interleaved_spread = stats[i].spread();
+    }
+    if (with_baseline) {
+      result.baseline.interleaved_median_ms = stats.back().median_ms;
+      result.baseline.interleaved_spread = stats.back().spread();
     }
     write_partial(result);
   }
