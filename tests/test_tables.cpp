@@ -204,6 +204,11 @@ TEST(Winner, CloseFinalistsGoToTheCheaperConfigAClearlyFasterOneWinsRegardless) 
   t.entries = {timed(four, 1.2), timed(three, 1.1)};
   t.entries[1].status = "incorrect";
   EXPECT_EQ(t.winner()->id, four);
+  // The card slowed down between the sequential round and the turn-taking one (an H200, 2026-11-26): a
+  // candidate left out of the turns, with a sequential median below the finalists' turn-taking figures but
+  // above their sequential ones, must not win on that mix.
+  t.entries = {timed(four, 1.3692, 1.4455, 0.01), timed(deep, 1.4288)};
+  EXPECT_EQ(t.winner()->id, four);
 }
 
 int run_tune(const std::string& args, std::string& output) {

@@ -15,13 +15,16 @@
 namespace tunefuzz {
 
 const TimedEntry* ProblemTiming::winner() const {
-  // Finalists re-timed in turns are compared on those figures; the rest on their own medians.
-  const auto figure = [](const TimedEntry& e) {
-    return e.interleaved_median_ms > 0 ? e.interleaved_median_ms : e.median_ms;
-  };
+  // The finalists re-timed taking turns hold the fastest sequential median and every one within a few percent
+  // of it; when they exist the winner is one of them, chosen on those figures. (Comparing a turn-taking figure
+  // with another candidate's sequential median would let the card's drift between the two rounds choose.)
+  const bool turns = std::any_of(entries.begin(), entries.end(), [](const TimedEntry& e) {
+    return e.status == "timed" && e.interleaved_median_ms > 0;
+  });
+  const auto figure = [turns](const TimedEntry& e) { return turns ? e.interleaved_median_ms : e.median_ms; };
   const TimedEntry* best = nullptr;
   for (const TimedEntry& e : entries)
-    if (e.status == "timed" && (!best || figure(e) < figure(*best))) best = &e;
+    if (e.status == "timed" && figure(e) > 0 && (!best || figure(e) < figure(*best))) best = &e;
   if (!best || best->interleaved_median_ms <= 0) return best;
   // A tie (within the best one's own spread, and at least 1%) goes to the cheaper config: fewer stages,
   // then less shared memory, then the smaller id, so reruns pick the same winner.
