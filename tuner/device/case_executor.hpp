@@ -1,47 +1,44 @@
-// Runs one fuzz case on the device and judges it: materialise the record, upload into buffers whose output is
-// pre-filled with NaN (beta == 0) and fenced by canary bands, fill the scratch workspace with NaN, launch,
-// download, check the canaries and the row padding of C, then ask the oracle, then run it again and require
-// the same bits. A fault that poisons the context is rethrown as-is: the caller must give up this process.
+// Runs one fuzz case on the CUDA device and judges it: CUDA's CaseDevice (buffers kept from case to case, the
+// loaded candidate's runner, a stream) under the backend-neutral run_case of tuner/device/fuzzing.hpp. A
+// fault that poisons the context is rethrown as-is: the caller must give up this process.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "fuzz/case.hpp"
-#include "fuzz/generators.hpp"
-#include "fuzz/triage.hpp"
+#include "tuner/device/fuzzing.hpp"
 #include "tuner/device/runner.hpp"
 
 namespace tunefuzz::device {
 
-struct CaseOutcome {
-  bool refused = false;  ///< the candidate declined the case (not a failure; the generator should avoid it)
-  bool passed = false;
-  fuzz::FailureClass failure_class = fuzz::FailureClass::incorrect;
-  std::string subtype;
-  std::string message;
+class CudaCaseDevice final : public RuntimeCaseDevice<DeviceBuffer, CudaError> {
+ public:
+  CudaCaseDevice(const GemmRunner& runner, CUstream stream) : runner_(runner), stream_(stream) {}
+  std::optional<std::string> refusal(const GemmShape& shape) const override { return runner_.refusal(shape); }
+  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    return runner_.workspace_bytes(shape, overrides);
+  }
+  std::optional<std::string> launch(const CaseLaunch& launch) override;
+
+ private:
+  const GemmRunner& runner_;
+  CUstream stream_;
 };
 
 class CaseExecutor {
  public:
-  CaseExecutor(const Candidate& candidate, const GemmRunner& runner, CUstream stream);
-  CaseOutcome run(const fuzz::CaseRecord& record);
+  CaseExecutor(const Candidate& candidate, const GemmRunner& runner, CUstream stream)
+      : candidate_(candidate), device_(runner, stream) {}
+  CaseOutcome run(const fuzz::CaseRecord& record) {
+    return run_case(device_, candidate_, record, check_determinism_);
+  }
   /// Run every passing case a second time and require the same bits (on by default).
   void check_determinism(bool check) { check_determinism_ = check; }
 
  private:
   bool check_determinism_ = true;
   Candidate candidate_;
-  const GemmRunner& runner_;
-  CUstream stream_;
-  DeviceBuffer a_, b_, c_, workspace_;
+  CudaCaseDevice device_;
 };
-
-/// The generator's view of a candidate: the alignment units it requires and its tile edges.
-fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count);
-
-/// The problem shape a record describes (row-major), with the base alignment its offsets leave.
-GemmShape shape_of(const fuzz::CaseRecord& record, int input_bytes, int output_bytes);
 
 }  // namespace tunefuzz::device

@@ -99,8 +99,8 @@ Device::Device(int ordinal) : ordinal_(ordinal) {
   check(hipSetDevice(ordinal), "hipSetDevice");
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  check(hipMalloc(&pointer_, bytes ? bytes : 1), "hipMalloc");
+DeviceBuffer::DeviceBuffer(size_t bytes) {
+  reserve(bytes);
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -117,6 +117,15 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
   }
   return *this;
+}
+
+void DeviceBuffer::reserve(size_t bytes) {
+  if (bytes <= bytes_ && pointer_) return;
+  if (pointer_) check(hipFree(pointer_), "hipFree");
+  pointer_ = nullptr;
+  bytes_ = 0;
+  check(hipMalloc(&pointer_, bytes ? bytes : 1), "hipMalloc");
+  bytes_ = bytes;
 }
 
 void DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) {

@@ -58,6 +58,8 @@ class DeviceBuffer {
   void download(void* host, size_t bytes, size_t offset = 0) const;
   /// Every byte set to `value` (0xff over floats is a NaN pattern).
   void fill(unsigned char value);
+  /// Makes sure the buffer holds at least `bytes` (contents are lost when it grows).
+  void reserve(size_t bytes);
 
  private:
   hipDeviceptr_t pointer_ = nullptr;
