@@ -1,0 +1,308 @@
+// Compile-time laws of templates/gemm_wgmma.cu (the Hopper template), none of which need a GPU:
+//  - every gemm_wgmma candidate the shipped H100/H200 configs search compiles for sm_90a through the compile
+//    stage, without spills or serialised wgmma, and its PTX has wgmma.mma_async, cp.async.bulk.tensor and the
+//    mbarrier waits the template promises;
+//  - the host's threads and shared memory are what the kernel records in tf_kernel_meta;
+//  - every impossible combination stops at its own static_assert, and the host rule of the same meaning
+//    prunes it first; every injected bug compiles to its own code;
+//  - a candidate whose ptxas log says wgmma was serialised is pruned with that line as the reason;
+//  - the template refuses what TMA cannot read, and configs for GPUs without sm_90a features;
+//  - templates/wgmma_ops.h is what scripts/gen_wgmma_ops.py writes.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/compile_checks.hpp"
+#include "tuner/backend/kernel_cache.hpp"
+#include "tuner/backend/nvrtc_compiler.hpp"
+#include "tuner/campaign/stages.hpp"
+#include "tuner/common/error.hpp"
+#include "tuner/config/config.hpp"
+#include "tuner/templates/gemm_wgmma.hpp"
+
+namespace tunefuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using test::kernel_meta;
+using test::static_assert_messages;
+
+const KernelSource& source() {
+  static const KernelSource s = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_wgmma.cu");
+  return s;
+}
+
+const NvrtcCompiler& compiler() {
+  static const NvrtcCompiler instance;
+  return instance;
+}
+
+Point at(const KernelTemplate& t, std::vector<std::pair<std::string, int64_t>> overrides) {
+  std::vector<std::pair<std::string, int64_t>> values = t.default_point().values();
+  for (const auto& [name, value] : overrides) {
+    auto it = std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == name; });
+    if (it == values.end()) throw Error(ErrorKind::internal, "test names no parameter " + name);
+    it->second = value;
+  }
+  return Point(std::move(values));
+}
+
+CompileRequest request(const KernelTemplate& t, const Point& point, TypePair types, int mutant = 0) {
+  return CompileRequest{&source(), t.defines(point, types, mutant), t.compile_arch("sm_90")};
+}
+
+bool contains(const std::string& text, const std::string& fragment) {
+  return text.find(fragment) != std::string::npos;
+}
+
+GpuLimits h100() {
+  GpuLimits limits;
+  limits.shared_memory_per_block_optin = 232448;
+  limits.shared_memory_per_sm = 233472;
+  limits.registers_per_sm = 65536;
+  return limits;
+}
+
+const TypePair kBf16{Precision::bf16, Precision::bf16};
+const TypePair kFp8{Precision::fp8e4m3, Precision::bf16};
+
+// A temporary compile cache, removed afterwards.
+struct TempCache {
+  fs::path directory = fs::temp_directory_path() / ("tunefuzz-test-wgmma-" + std::to_string(getpid()));
+  TempCache() { fs::remove_all(directory); }
+  ~TempCache() { fs::remove_all(directory); }
+};
+
+TEST(WgmmaTemplate, CompilesForSm90aOnlyAndAConfigForAnotherGpuIsRefusedAtTheTemplate) {
+  EXPECT_EQ(gemm_wgmma_template().compile_arch("sm_90"), "sm_90a");
+  try {
+    gemm_wgmma_template().compile_arch("sm_80", SourceLocation{"configs/a100.yaml", 60, 5});
+    ADD_FAILURE() << "sm_80 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+    EXPECT_TRUE(contains(e.what(), "runs on sm_90 only")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "configs/a100.yaml")) << e.what();
+  }
+  // Templates without an arch list compile for the GPU's own arch.
+  for (const KernelTemplate* t : all_templates())
+    if (t->archs.empty()) EXPECT_EQ(t->compile_arch("sm_80"), "sm_80") << t->name;
+}
+
+TEST(WgmmaTemplate, EveryCandidateOfTheShippedSpacesCompilesWithTheInstructionsItPromises) {
+  const TempCache temp;  // one cache: the H100 config's candidates are the H200's, judged on its own limits
+  const KernelCache cache(temp.directory);
+  for (const char* file : {"/configs/h200.yaml", "/configs/h100.yaml"}) {
+    SCOPED_TRACE(file);
+    Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR) + file);
+    // Only the Hopper template's spaces: the others have their own compile tests.
+    config.templates.erase(std::remove_if(config.templates.begin(), config.templates.end(),
+                                          [](const TemplateSearch& s) { return s.name.rfind("gemm_wgmma", 0) != 0; }),
+                           config.templates.end());
+    ASSERT_FALSE(config.templates.empty()) << "the config searches no gemm_wgmma space";
+    const SpaceStage space = space_stage(config);
+    ASSERT_FALSE(space.candidates.empty());
+    const std::vector<CompiledCandidate> compiled =
+        compile_stage(space.candidates, config, compiler(), cache, {TUNEFUZZ_SOURCE_DIR "/templates", 0});
+    for (const CompiledCandidate& c : compiled) {
+      SCOPED_TRACE(c.candidate.id());
+      EXPECT_EQ(c.status, CompileStatus::compiled) << to_string(c.status) << ": " << c.message;
+      EXPECT_FALSE(c.resources.spills());
+      EXPECT_GE(c.occupancy.blocks_per_sm, 1);
+      const CompiledKernel kernel = *cache.load(c.key);
+      EXPECT_TRUE(contains(kernel.ptx, ".target sm_90a"));
+      for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n", "cp.async.bulk.tensor.2d.shared::cluster",
+                                      "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx"})
+        EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
+      EXPECT_FALSE(contains(kernel.log, "wgmma.mma_async instructions are serialized")) << kernel.log;
+    }
+  }
+}
+
+TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
+  const std::vector<std::pair<const KernelTemplate*, Point>> points = {
+      {&gemm_wgmma_template(), gemm_wgmma_template().default_point()},
+      {&gemm_wgmma_template(), at(gemm_wgmma_template(), {{"BM", 256}, {"BN", 128}, {"STAGES", 3}})},
+      {&gemm_wgmma_template(), at(gemm_wgmma_template(), {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}})},
+      {&gemm_wgmma_fp8_template(), gemm_wgmma_fp8_template().default_point()},
+  };
+  for (const auto& [t, point] : points) {
+    SCOPED_TRACE(t->name + " " + point.str());
+    const TypePair types = t->supported_types.front();
+    const CompiledKernel kernel = compiler().compile(request(*t, point, types));
+    const auto meta = kernel_meta(kernel.ptx);
+    ASSERT_TRUE(meta.has_value());
+    EXPECT_EQ((*meta)[0], t->threads_per_block(point));
+    EXPECT_EQ((*meta)[1], t->shared_memory_bytes(point));
+    EXPECT_EQ((*meta)[2], point["BM"]);
+    EXPECT_EQ((*meta)[3], point["BN"]);
+    // One entry per storage order it computes.
+    for (const std::string& entry : t->entry_points) EXPECT_TRUE(kernel.resources.count(entry)) << entry;
+  }
+}
+
+struct Impossible {
+  std::vector<std::pair<std::string, int64_t>> overrides;
+  TypePair types;
+  std::string message;     ///< the static_assert that must fire, and no other
+  std::string constraint;  ///< the host rule that prunes the same point ("" for type codes)
+};
+
+TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPrunesIt) {
+  const std::vector<Impossible> cases = {
+      {{{"BM", 192}, {"CONSUMERS", 3}}, kBf16, "CONSUMERS must be 1 or 2 warpgroups", "consumers"},
+      {{{"BM", 96}},
+       kBf16,
+       "BM must be a multiple of 64*CONSUMERS (m64 wgmma blocks), at most 256 rows per consumer",
+       "wgmma_m"},
+      {{{"BN", 96}}, kBf16, "BN must be 64, 128, 192 or 256", "wgmma_n"},
+      {{{"BK", 32}}, kBf16, "BK must be a multiple of 128 bytes of input, at most 256", "tma_box"},
+      {{{"BK", 64}}, kFp8, "BK must be a multiple of 128 bytes of input, at most 256", "tma_box"},
+      {{{"STAGES", 1}}, kBf16, "STAGES must be at least 2 (one stage loading while one is consumed)", "stages"},
+      {{{"GROUP_M", 0}}, kBf16, "GROUP_M must be at least 1", "positive"},
+      // one consumer of 256 rows (four m64 blocks) x 256 columns: 512 accumulators
+      {{{"BM", 256}, {"CONSUMERS", 1}}, kBf16, "more than 256 accumulators per consumer thread", "accumulators"},
+      // fp8 keeps two sets (each K tile is summed apart): 2 x 128 rows x 256 columns over one consumer
+      {{{"BM", 128}, {"BN", 256}, {"CONSUMERS", 1}}, kFp8, "more than 256 accumulators per consumer thread",
+       "accumulators"},
+      {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2", ""},
+  };
+  const std::vector<std::string> all_messages = static_assert_messages(source().text);
+  std::set<std::string> fired;
+  for (const Impossible& c : cases) {
+    const KernelTemplate& t = is_fp8(c.types.input) ? gemm_wgmma_fp8_template() : gemm_wgmma_template();
+    const Point point = at(t, c.overrides);
+    SCOPED_TRACE(t.name + " " + point.str());
+    ASSERT_NE(std::find(all_messages.begin(), all_messages.end(), c.message), all_messages.end()) << c.message;
+    try {
+      compiler().compile(request(t, point, c.types));
+      ADD_FAILURE() << "compiled";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::compile);
+      for (const std::string& message : all_messages)
+        EXPECT_EQ(contains(error.detail(), message), message == c.message) << message << "\n" << error.detail();
+    }
+    fired.insert(c.message);
+    if (c.constraint.empty()) continue;
+    const auto rule = std::find_if(t.constraints.begin(), t.constraints.end(),
+                                   [&](const Constraint& r) { return r.name == c.constraint; });
+    ASSERT_NE(rule, t.constraints.end()) << c.constraint;
+    EXPECT_FALSE(rule->holds(point, h100())) << c.constraint;
+  }
+  std::vector<Define> defines = gemm_wgmma_template().defines(gemm_wgmma_template().default_point(), kBf16);
+  for (Define& d : defines)
+    if (d.name == "TF_OUTPUT") d.value = 7;
+  try {
+    compiler().compile(CompileRequest{&source(), defines, "sm_90a"});
+    ADD_FAILURE() << "TF_OUTPUT=7 compiled";
+  } catch (const Error& error) {
+    EXPECT_TRUE(contains(error.detail(), "TF_OUTPUT must be fp16, bf16 or fp32")) << error.detail();
+  }
+  fired.insert("TF_OUTPUT must be fp16, bf16 or fp32");
+  EXPECT_EQ(fired, std::set<std::string>(all_messages.begin(), all_messages.end()));  // every rule exercised
+}
+
+TEST(WgmmaTemplate, EveryInjectedBugCompilesToItsOwnCode) {
+  const std::vector<std::string>& names = gemm_wgmma_mutant_names();
+  ASSERT_EQ(names, gemm_wgmma_template().mutants);
+  const Point point = gemm_wgmma_template().default_point();
+  const CompiledKernel original = compiler().compile(request(gemm_wgmma_template(), point, kBf16));
+  std::set<std::string> ptx = {original.ptx};
+  for (int code = 1; code < static_cast<int>(names.size()); ++code) {
+    SCOPED_TRACE(names[code]);
+    std::string upper = names[code];
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    EXPECT_TRUE(contains(source().text, "#define TF_MUTANT_" + upper + " " + std::to_string(code)));
+    const CompiledKernel mutant = compiler().compile(request(gemm_wgmma_template(), point, kBf16, code));
+    EXPECT_TRUE(ptx.insert(mutant.ptx).second) << "the mutant changes nothing in the code";
+  }
+}
+
+// A compiler that reports what NVRTC reports plus one more log line.
+class LogAppendingCompiler final : public Compiler {
+ public:
+  explicit LogAppendingCompiler(std::string line) : line_(std::move(line)) {}
+  std::string version() const override { return inner_.version() + " (log appended)"; }
+  void require_target(const std::string& arch) const override { inner_.require_target(arch); }
+  std::string key(const CompileRequest& r) const override {
+    return inner_.key(r) + "-" + std::to_string(std::hash<std::string>{}(line_));  // one entry per log
+  }
+  CompiledKernel compile(const CompileRequest& r) const override {
+    CompiledKernel kernel = inner_.compile(r);
+    kernel.key = key(r);
+    kernel.log += line_ + "\n";
+    return kernel;
+  }
+
+ private:
+  NvrtcCompiler inner_;
+  std::string line_;
+};
+
+TEST(WgmmaTemplate, SerialisedWgmmaInTheLogPrunesTheCandidateWithThatLine) {
+  const std::string warning =
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+      "the presence of Extern calls in the function 'tf_gemm_rr'.";
+  Config config = load_config(TUNEFUZZ_SOURCE_DIR "/configs/h200.yaml");
+  const Candidate candidate{&gemm_wgmma_template(), gemm_wgmma_template().default_point(), kBf16};
+  const TempCache temp;
+  const KernelCache cache(temp.directory);
+  const CompileOptions options{TUNEFUZZ_SOURCE_DIR "/templates", 1};
+  const auto serialised = compile_stage({candidate}, config, LogAppendingCompiler(warning), cache, options);
+  ASSERT_EQ(serialised.size(), 1u);
+  EXPECT_EQ(serialised[0].status, CompileStatus::slow_path);
+  EXPECT_TRUE(contains(serialised[0].message, "instructions are serialized due to the presence of Extern calls"))
+      << serialised[0].message;
+  // The same code without the warning is kept: the line, not the code, pruned it.
+  const auto plain = compile_stage({candidate}, config, LogAppendingCompiler("ptxas info    : all good"), cache,
+                                   options);
+  EXPECT_EQ(plain[0].status, CompileStatus::compiled) << plain[0].message;
+}
+
+TEST(WgmmaTemplate, RefusesWhatTmaCannotReadAndLayoutsItDoesNotCompute) {
+  const KernelTemplate& t = gemm_wgmma_template();
+  const Point p = t.default_point();
+  GemmShape s;
+  s.m = 1000;
+  s.n = 1000;
+  s.k = 1000;
+  s.lda = 1000;
+  s.ldb = 1000;
+  s.ldc = 1000;
+  EXPECT_EQ(t.refusal(p, s), std::nullopt);  // 2000-byte rows: 16-byte multiples
+  GemmShape odd = s;
+  odd.k = odd.lda = 1001;
+  ASSERT_TRUE(t.refusal(p, odd).has_value());
+  EXPECT_TRUE(contains(*t.refusal(p, odd), "TMA needs 16-byte row strides")) << *t.refusal(p, odd);
+  GemmShape shifted = s;
+  shifted.b_alignment = 8;
+  ASSERT_TRUE(t.refusal(p, shifted).has_value());
+  EXPECT_TRUE(contains(*t.refusal(p, shifted), "aligned to 16 bytes"));
+  GemmShape cc = s;
+  cc.layout = {Order::col, Order::col};
+  EXPECT_EQ(t.refusal(p, cc), std::nullopt);  // 16-bit inputs: every storage order
+  ASSERT_TRUE(gemm_wgmma_fp8_template().refusal(gemm_wgmma_fp8_template().default_point(), cc).has_value());
+  // An odd ldc is fine: the epilogue then stores from registers instead of through TMA.
+  GemmShape odd_c = s;
+  odd_c.ldc = 1003;
+  EXPECT_EQ(t.refusal(p, odd_c), std::nullopt);
+}
+
+TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {
+  const std::string command = "python3 " TUNEFUZZ_SOURCE_DIR "/scripts/gen_wgmma_ops.py --check";
+  EXPECT_EQ(std::system(command.c_str()), 0) << "templates/wgmma_ops.h differs from what " << command
+                                              << " would write";
+}
+
+}  // namespace
+}  // namespace tunefuzz
