@@ -103,6 +103,9 @@ struct ProblemTiming {
   std::vector<TimedEntry> entries;   ///< every candidate that could run it (timed, screened, incorrect, ...)
   MemoryTraffic traffic;             ///< least bytes moved, and a copy of as many bytes timed on the card
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
+  /// cuBLAS's time over the winner's: on the medians of the round where they took turns when both have one
+  /// (the card's drift cancels), else on their own medians; 0 without a winner or a timed baseline.
+  double ratio_vs_baseline() const;
 };
 
 struct TimeOptions {

@@ -43,6 +43,14 @@ const TimedEntry* ProblemTiming::winner() const {
   return chosen;
 }
 
+double ProblemTiming::ratio_vs_baseline() const {
+  const TimedEntry* w = winner();
+  if (!w || baseline.status != "timed") return 0;
+  if (baseline.interleaved_median_ms > 0 && w->interleaved_median_ms > 0)
+    return baseline.interleaved_median_ms / w->interleaved_median_ms;
+  return baseline.median_ms / w->median_ms;
+}
+
 namespace {
 
 ProblemTiming time_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,

@@ -184,7 +184,7 @@ void print_table(const std::vector<ProblemTiming>& timings) {
     const TimedEntry* w = t.winner();
     const std::string shape =
         std::to_string(t.problem.m) + "x" + std::to_string(t.problem.n) + "x" + std::to_string(t.problem.k);
-    const double ratio = w && t.baseline.status == "timed" ? t.baseline.median_ms / w->median_ms : 0;
+    const double ratio = t.ratio_vs_baseline();
     std::printf("%-24s %-16s %10.1f %10.1f %8.3f  %s\n", t.problem.name.c_str(), shape.c_str(),
                 w ? w->tflops : 0.0, t.baseline.tflops, ratio, w ? w->id.c_str() : "(none)");
   }

@@ -264,14 +264,7 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
         finalist["spread"] = round_to(e.interleaved_spread, 4);
         row["finalists"].push_back(finalist);
       }
-      // The ratio compares the winner and cuBLAS timed taking turns where both were (the card's drift
-      // cancels), else their own medians.
-      if (t.baseline.status == "timed") {
-        const bool turns = t.baseline.interleaved_median_ms > 0 && w->interleaved_median_ms > 0;
-        row["ratio_vs_baseline"] =
-            turns ? round_to(t.baseline.interleaved_median_ms / w->interleaved_median_ms, 3)
-                  : round_to(t.baseline.median_ms / w->median_ms, 3);
-      }
+      if (t.baseline.status == "timed") row["ratio_vs_baseline"] = round_to(t.ratio_vs_baseline(), 3);
       if (const FuzzedCandidate* f = by_id[w->id]) {
         YAML::Node evidence;
         evidence["cases_passed"] = f->cases_run;
