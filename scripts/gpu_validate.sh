@@ -20,10 +20,15 @@ echo "== smoke campaign"
 timeout 300 "$build/bin/tune" run configs/smoke.yaml -o /tmp/smoke.yaml --work-dir /tmp/smoke.work > "$out/smoke.log" 2>&1
 echo "smoke exit $?"; grep -A4 "^problem" "$out/smoke.log"; grep -E "^(fuzz|time) " "$out/smoke.log"
 
-echo "== mutants ($config)"
-timeout 420 "$build/bin/fuzz" mutants "$config" --cases 200 -o "$out/mutants.yaml" --work-dir /tmp/mutants.work \
-  > "$out/mutants.log" 2>&1
+echo "== mutants ($config, gemm_mma)"
+timeout 420 "$build/bin/fuzz" mutants "$config" --template gemm_mma --cases 200 -o "$out/mutants.yaml" \
+  --work-dir /tmp/mutants.work > "$out/mutants.log" 2>&1
 echo "mutants exit $?"; sed -n '/^base /,$p' "$out/mutants.log"
+
+echo "== mutants ($config, gemm_wgmma: half of its bugs deadlock, so the watchdog is short)"
+timeout 300 "$build/bin/fuzz" mutants "$config" --template gemm_wgmma --cases 100 --timeout 120 \
+  -o "$out/mutants-wgmma.yaml" --work-dir /tmp/mutants-wgmma.work > "$out/mutants-wgmma.log" 2>&1
+echo "mutants exit $?"; sed -n '/^base /,$p' "$out/mutants-wgmma.log"
 
 echo "== replays under compute-sanitizer"
 for name in drop_tail no_stage_barrier; do

@@ -1,12 +1,15 @@
 // fuzz: fuzz campaigns over a config's candidates, replays of failures, and proof that the fuzzer works.
-//   fuzz run CONFIG [--budget 10m] [--seed S]   fuzz every compiled candidate in rounds until the budget is
-//   spent fuzz replay FILE [--sanitize TOOL]          run a reproducer's case again (optionally under
-//   compute-sanitizer) fuzz mutants CONFIG [--cases N]             fuzz each injected bug of the template;
-//   report which were caught
+//   fuzz run CONFIG [--budget 10m] [--seed S]         fuzz every compiled candidate in rounds until the budget
+//                                                     is spent
+//   fuzz replay FILE [--sanitize TOOL]                run a reproducer's case again (optionally under
+//                                                     compute-sanitizer)
+//   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; report which were
+//                                                     caught
 // Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced), 2 bad input,
 // 3 no usable GPU.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <regex>
@@ -37,7 +40,8 @@ struct Options {
   int64_t cases = 0;
   int jobs = 0;
   bool huge = false;
-  double timeout_s = 0;  ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
+  double timeout_s = 0;
+  std::string template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)  ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
   bool json = false;
   std::string command_line;
 };
@@ -210,19 +214,27 @@ int command_replay(const Options& o) {
   return 1;
 }
 
-// The point mutants are injected into: the template default if the config's space keeps it, else the first
-// kept point; the element types of the config's first problem.
-Candidate mutant_base(const Prepared& p) {
+// The point mutants are injected into: of the first template the config searches (or the one named), the
+// template default if the config's space keeps it, else the first kept point; the element types of the
+// config's first problem that the template computes.
+Candidate mutant_base(const Prepared& p, const std::string& template_name) {
   for (const SpaceReport& report : p.space.reports) {
     const KernelTemplate& t = *report.kernel_template;
-    if (report.kept.empty()) continue;
+    if (report.kept.empty() || (!template_name.empty() && t.name != template_name)) continue;
     const Point defaults = t.default_point();
     const Point base = std::find(report.kept.begin(), report.kept.end(), defaults) != report.kept.end()
                            ? defaults
                            : report.kept.front();
-    return {&t, base, {p.config.problems.front().input, p.config.problems.front().output}};
+    for (const Problem& problem : p.config.problems) {
+      const TypePair types{problem.input, problem.output};
+      if (std::find(t.supported_types.begin(), t.supported_types.end(), types) != t.supported_types.end())
+        return {&t, base, types};
+    }
   }
-  throw Error(ErrorKind::bad_input, "the config's spaces keep no point to inject bugs into");
+  throw Error(ErrorKind::bad_input,
+              template_name.empty() ? std::string("the config's spaces keep no point to inject bugs into")
+                                    : "the config keeps no point of template " + template_name +
+                                          " for any of its problems' element types");
 }
 
 int command_mutants(const Options& o) {
@@ -231,7 +243,7 @@ int command_mutants(const Options& o) {
   prepared.config = load_config(o.config);
   prepared.space = space_stage(prepared.config);
   const Config& config = prepared.config;
-  const Candidate base = mutant_base(prepared);
+  const Candidate base = mutant_base(prepared, o.template_name);
   const std::vector<std::string>& names = base.kernel_template->mutants;
   if (names.size() < 2)
     throw Error(ErrorKind::unsupported, "template " + base.kernel_template->name + " declares no injected bugs");
@@ -348,6 +360,8 @@ int main(int argc, char** argv) {
       ->add_option("config", o.config, "campaign config (its space picks the point bugs are injected into)")
       ->required();
   mutants->add_option("--cases", o.cases, "cases per mutant (default 200)");
+  mutants->add_option("--template", o.template_name,
+                      "the template whose bugs are injected (default: the first the config searches)");
   mutants->add_option("--timeout", o.timeout_s,
                       "seconds before a mutant's worker counts as hung (default: 600, or the config's "
                       "candidate_timeout_s if longer: huge cases take seconds each)");
