@@ -9,6 +9,7 @@
 #include <bit>
 
 #include "tuner/common/error.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 
 namespace tunefuzz {
 
@@ -206,9 +207,6 @@ KernelTemplate make_template(const Family& f) {
   return t;
 }
 
-const std::vector<Layout> kAllLayouts = {
-    {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
-
 }  // namespace
 
 const KernelTemplate& gemm_mma_template() {
@@ -218,13 +216,8 @@ const KernelTemplate& gemm_mma_template() {
                                                  "tensor-core GEMM via mma.sync + ldmatrix + cp.async "
                                                  "pipeline (sm_80+), fp16/bf16, any layout, split-K, "
                                                  "persistent",
-                                                 {{Precision::bf16, Precision::bf16},
-                                                  {Precision::bf16, Precision::fp32},
-                                                  {Precision::bf16, Precision::fp16},
-                                                  {Precision::fp16, Precision::fp16},
-                                                  {Precision::fp16, Precision::fp32},
-                                                  {Precision::fp16, Precision::bf16}},
-                                                 kAllLayouts});
+                                                 sixteen_bit_type_pairs(),
+                                                 all_layouts()});
   return t;
 }
 
@@ -235,7 +228,7 @@ const KernelTemplate& gemm_mma_tf32_template() {
                      "m16n8k8",
                      "the gemm_mma pipeline on tf32 tensor cores (fp32 storage, m16n8k8), any layout",
                      {{Precision::tf32, Precision::fp32}},
-                     kAllLayouts});
+                     all_layouts()});
   return t;
 }
 
@@ -245,12 +238,7 @@ const KernelTemplate& gemm_mma_fp8_template() {
        1,
        "m16n8k32",
        "the gemm_mma pipeline on fp8 tensor cores (e4m3/e5m2, m16n8k32, sm_89+), row-major A, column-major B",
-       {{Precision::fp8e4m3, Precision::bf16},
-        {Precision::fp8e4m3, Precision::fp16},
-        {Precision::fp8e4m3, Precision::fp32},
-        {Precision::fp8e5m2, Precision::bf16},
-        {Precision::fp8e5m2, Precision::fp16},
-        {Precision::fp8e5m2, Precision::fp32}},
+       fp8_type_pairs(),
        {{Order::row, Order::col}},
        32});
   return t;

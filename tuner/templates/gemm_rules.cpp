@@ -5,6 +5,27 @@
 
 namespace tunefuzz {
 
+const std::vector<TypePair>& sixteen_bit_type_pairs() {
+  static const std::vector<TypePair> pairs = {
+      {Precision::bf16, Precision::bf16}, {Precision::bf16, Precision::fp32}, {Precision::bf16, Precision::fp16},
+      {Precision::fp16, Precision::fp16}, {Precision::fp16, Precision::fp32}, {Precision::fp16, Precision::bf16}};
+  return pairs;
+}
+
+const std::vector<TypePair>& fp8_type_pairs() {
+  static const std::vector<TypePair> pairs = {
+      {Precision::fp8e4m3, Precision::bf16}, {Precision::fp8e4m3, Precision::fp16},
+      {Precision::fp8e4m3, Precision::fp32}, {Precision::fp8e5m2, Precision::bf16},
+      {Precision::fp8e5m2, Precision::fp16}, {Precision::fp8e5m2, Precision::fp32}};
+  return pairs;
+}
+
+const std::vector<Layout>& all_layouts() {
+  static const std::vector<Layout> layouts = {
+      {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
+  return layouts;
+}
+
 Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads) {
   return {"threads", "more threads per CTA, " + formula + ", than the device allows",
           [threads = std::move(threads)](const Point& p, const GpuLimits& limits) {

@@ -10,10 +10,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tuner/templates/kernel_template.hpp"
 
 namespace tunefuzz {
+
+/// The element types of the tensor-core templates: fp16 or bf16 inputs with fp16, bf16 or fp32 output, and
+/// fp8 e4m3 or e5m2 inputs with the same outputs.
+const std::vector<TypePair>& sixteen_bit_type_pairs();
+const std::vector<TypePair>& fp8_type_pairs();
+/// RR, RC, CR and CC.
+const std::vector<Layout>& all_layouts();
 
 /// `threads`: a CTA of `threads(point)` threads, the formula written out in `formula`, fits the device (and
 /// 1024, the most any GPU allows).

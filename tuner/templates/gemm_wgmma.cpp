@@ -150,9 +150,6 @@ KernelTemplate make_template(const Family& f) {
   return t;
 }
 
-const std::vector<Layout> kAllLayouts = {
-    {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
-
 }  // namespace
 
 const KernelTemplate& gemm_wgmma_template() {
@@ -161,13 +158,8 @@ const KernelTemplate& gemm_wgmma_template() {
        2,
        "Hopper GEMM (sm_90a): wgmma + TMA ring + producer/consumer warpgroups + persistent tiles, fp16/bf16, "
        "any layout",
-       {{Precision::bf16, Precision::bf16},
-        {Precision::bf16, Precision::fp32},
-        {Precision::bf16, Precision::fp16},
-        {Precision::fp16, Precision::fp16},
-        {Precision::fp16, Precision::fp32},
-        {Precision::fp16, Precision::bf16}},
-       kAllLayouts});
+       sixteen_bit_type_pairs(),
+       all_layouts()});
   return t;
 }
 
@@ -176,12 +168,7 @@ const KernelTemplate& gemm_wgmma_fp8_template() {
       {"gemm_wgmma_fp8",
        1,
        "Hopper GEMM (sm_90a) on fp8 e4m3/e5m2 wgmma (m64nNk32), row-major A, column-major B",
-       {{Precision::fp8e4m3, Precision::bf16},
-        {Precision::fp8e4m3, Precision::fp16},
-        {Precision::fp8e4m3, Precision::fp32},
-        {Precision::fp8e5m2, Precision::bf16},
-        {Precision::fp8e5m2, Precision::fp16},
-        {Precision::fp8e5m2, Precision::fp32}},
+       fp8_type_pairs(),
        {{Order::row, Order::col}},
        128});
   return t;
