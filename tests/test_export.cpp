@@ -244,8 +244,10 @@ std::string answer(const std::string& source, const std::string& problem, const 
                    const std::map<std::string, int64_t>& config) {
   std::string out =
       source + " " + (problem.empty() ? "-" : problem) + " " + (candidate.empty() ? "-" : candidate);
-  for (const char* name : {"BM", "BN", "BK", "STAGES", "PACK"})
-    out += " " + std::string(name) + "=" + std::to_string(config.at(name));
+  for (const char* name : {"BM", "BN", "BK", "STAGES", "PACK"}) {
+    const auto it = config.find(name);  // absent from the winner's template: the lookup says -1
+    out += " " + std::string(name) + "=" + std::to_string(it == config.end() ? -1 : it->second);
+  }
   return out + "\n";
 }
 
