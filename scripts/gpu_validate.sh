@@ -25,8 +25,8 @@ timeout 420 "$build/bin/fuzz" mutants "$config" --template gemm_mma --cases 200 
   --work-dir /tmp/mutants.work > "$out/mutants.log" 2>&1
 echo "mutants exit $?"; sed -n '/^base /,$p' "$out/mutants.log"
 
-echo "== mutants ($config, gemm_wgmma: half of its bugs deadlock, so the watchdog is short)"
-timeout 300 "$build/bin/fuzz" mutants "$config" --template gemm_wgmma --cases 100 --timeout 120 \
+echo "== mutants ($config, gemm_wgmma: half of its bugs deadlock; the 30 s kernel deadline ends those)"
+timeout 300 "$build/bin/fuzz" mutants "$config" --template gemm_wgmma --cases 100 --timeout 240 \
   -o "$out/mutants-wgmma.yaml" --work-dir /tmp/mutants-wgmma.work > "$out/mutants-wgmma.log" 2>&1
 echo "mutants exit $?"; sed -n '/^base /,$p' "$out/mutants-wgmma.log"
 

@@ -311,6 +311,19 @@ TEST_F(FuzzProperty, ACorrectKernelPassesEveryCase) {
   EXPECT_EQ(result.cases_run, job_.cases);
   EXPECT_FALSE(result.coverage.empty());
   EXPECT_GT(fs::file_size(job_.progress), 0u) << "each case is written to the progress file first";
+  // Every launch is bracketed in the progress file: `kernel <case>` before it, `judge <case>` after it, so
+  // the coordinator's kernel deadline can tell a kernel that never returns from slow host work.
+  std::ifstream lines(job_.progress);
+  std::string line, previous;
+  int64_t kernels = 0;
+  while (std::getline(lines, line)) {
+    if (previous.rfind("kernel ", 0) == 0)
+      EXPECT_EQ(line, "judge " + previous.substr(7)) << "a kernel line not followed by its judge line";
+    kernels += line.rfind("kernel ", 0) == 0;
+    previous = line;
+  }
+  EXPECT_GE(kernels, result.cases_run) << "every case launches at least once";
+  EXPECT_NE(previous.rfind("kernel ", 0), 0u) << "the last launch returned";
 }
 
 TEST_F(FuzzProperty, ABuggyKernelFailsAndShrinksKeepingTheClass) {

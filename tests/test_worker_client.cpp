@@ -140,6 +140,30 @@ TEST_F(WorkerClient, AHungWorkerIsKilledWithItsWholeProcessGroupInTime) {
   if (!dead) ::kill(child, SIGKILL);  // do not leave it behind when the test fails
 }
 
+// A kernel that never returns is a hang as soon as the progress file has said "kernel" for the kernel
+// deadline, not at the end of the job's whole budget; host work that is merely slow (a huge case being
+// materialised) is not.
+TEST_F(WorkerClient, AKernelThatNeverReturnsIsAHangAtTheKernelDeadline) {
+  YAML::Node hang = job("kernel_hang");
+  hang["progress"] = (directory_ / "job.progress").string();
+  const auto start = std::chrono::steady_clock::now();
+  const WorkerOutcome outcome = run_worker(hang, directory_, "job", 60, {}, 1.0);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(outcome.end, End::hung) << explain(outcome);
+  EXPECT_TRUE(outcome.kernel_overran) << explain(outcome);
+  EXPECT_LT(elapsed, 10) << "killed at the job's limit, not the kernel deadline";
+  EXPECT_NE(outcome.describe().find("kernel deadline"), std::string::npos) << outcome.describe();
+  EXPECT_NE(outcome.describe().find("during: kernel m=7 n=8 k=72"), std::string::npos) << outcome.describe();
+}
+
+TEST_F(WorkerClient, SlowHostWorkIsNotAKernelHang) {
+  YAML::Node slow = job("host_slow");
+  slow["progress"] = (directory_ / "job.progress").string();
+  const WorkerOutcome outcome = run_worker(slow, directory_, "job", 60, {}, 1.0);
+  EXPECT_EQ(outcome.end, End::finished) << explain(outcome);
+  EXPECT_FALSE(outcome.kernel_overran);
+}
+
 TEST_F(WorkerClient, DeathBySignalIsACrashWithThatSignal) {
   const WorkerOutcome outcome = run(job("segfault"));
   EXPECT_EQ(outcome.end, End::crashed) << explain(outcome);

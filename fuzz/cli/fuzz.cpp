@@ -364,7 +364,8 @@ int main(int argc, char** argv) {
                       "the template whose bugs are injected (default: the first the config searches)");
   mutants->add_option("--timeout", o.timeout_s,
                       "seconds before a mutant's worker counts as hung (default: 600, or the config's "
-                      "candidate_timeout_s if longer: huge cases take seconds each)");
+                      "candidate_timeout_s if longer: huge cases take seconds each); a kernel that never "
+                      "returns is a hang after 30 s regardless");
   mutants->add_option("--seed", o.seed, "seed (default: the config's)")->each([&](const std::string&) {
     o.seed_given = true;
   });

@@ -34,7 +34,8 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   job.huge_weight = options.huge_weight;
   job.progress = options.work_directory / (name + ".progress");
   std::filesystem::remove(job.progress);
-  const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s);
+  const WorkerOutcome outcome =
+      run_worker(to_yaml(job), options.work_directory, name, options.timeout_s, {}, options.kernel_deadline_s);
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;

@@ -80,6 +80,10 @@ struct FuzzOptions {
   int huge_weight = 0;             ///< see fuzz::CaseSpace::huge_weight
   Journal* journal = nullptr;      ///< records each step; on resume, finished steps are taken from it
   bool retry_quarantined = false;  ///< fuzz again the candidates an earlier run died on
+  /// A launch that has not returned after this long is a hang, however long the whole job may take: a fuzz
+  /// case's kernel finishes in well under a second (the huge cases write 2^31 elements in milliseconds and
+  /// spend their seconds on the host), while a deadlocked pipeline never returns.
+  double kernel_deadline_s = 30;
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.

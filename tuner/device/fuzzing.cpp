@@ -84,7 +84,14 @@ fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
 }
 
 CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz::CaseRecord& record,
-                     bool check_determinism) {
+                     bool check_determinism, const std::function<void(bool)>& on_kernel) {
+  // A launch bracketed by on_kernel(true) / on_kernel(false), even when it fails.
+  const auto launch_kernel = [&](const CaseLaunch& l) {
+    if (on_kernel) on_kernel(true);
+    std::optional<std::string> error = device.launch(l);
+    if (on_kernel) on_kernel(false);
+    return error;
+  };
   CaseOutcome outcome;
   const TypePair types = candidate.types;
   const int input_bytes = size_of(types.input), output_bytes = size_of(types.output);
@@ -128,7 +135,7 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   launch.workspace_bytes = device.workspace_bytes(shape, launch.overrides);
   if (launch.workspace_bytes > 0)
     device.reserve(CaseBuffer::workspace, static_cast<size_t>(launch.workspace_bytes));
-  if (auto error = device.launch(launch)) return failed(fuzz::FailureClass::launch_error, *error);
+  if (auto error = launch_kernel(launch)) return failed(fuzz::FailureClass::launch_error, *error);
 
   std::vector<unsigned char> before(front), after(kCanaryBytes);
   device.download(CaseBuffer::c, before.data(), front, 0);
@@ -177,7 +184,7 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   // The same launch on the same inputs must give the same bits (no races, no order-dependent reductions).
   if (check_determinism && record.m * record.n <= kDeterminismElements) {
     device.upload(CaseBuffer::c, ops.c.bytes(), c_bytes, front);
-    if (auto error = device.launch(launch))
+    if (auto error = launch_kernel(launch))
       return failed(fuzz::FailureClass::launch_error, "the second run: " + *error);
     fuzz::HostMatrix again(types.output, record.m, record.n, record.ldc());
     device.download(CaseBuffer::c, again.bytes(), c_bytes, front);
@@ -228,10 +235,13 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
       ++cases;
       RC_TAG(join(fuzz::case_tags(record, space)));
     }
-    progress.write((failure ? "shrink " : "case ") + fuzz::to_string(record));
+    const std::string line = fuzz::to_string(record);
+    progress.write((failure ? "shrink " : "case ") + line);
     CaseOutcome outcome;
     try {
-      outcome = run_case(device, candidate, record);
+      outcome = run_case(device, candidate, record, true, [&](bool running) {
+        progress.write(std::string(running ? kKernelLine : "judge") + " " + line);
+      });
     } catch (const std::exception& e) {
       if (!device.poisons(e)) throw;
       // Nothing more can run in this process: report the case at hand (unshrunk) and leave.

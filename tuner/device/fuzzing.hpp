@@ -110,8 +110,14 @@ class RuntimeCaseDevice : public CaseDevice {
 
 /// Runs `record` on `candidate` through `device` and judges it; with `check_determinism`, a passing case is
 /// launched a second time and must give the same bits. Errors that poison the device propagate.
+/// `on_kernel(true)` is called before each launch and `on_kernel(false)` when it has finished, so a
+/// coordinator can tell a kernel that never returns from slow host work (see kKernelLine).
 CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz::CaseRecord& record,
-                     bool check_determinism = true);
+                     bool check_determinism = true, const std::function<void(bool)>& on_kernel = {});
+
+/// The word a fuzz job's progress line starts with while a kernel is running (`kernel m=... n=...`); the
+/// next line (`judge ...` or the next case) means it returned. WorkerOutcome's kernel deadline reads it.
+inline constexpr const char* kKernelLine = "kernel";
 
 /// The fuzz job on a candidate loaded into `device` (of a GPU with `sm_count` multiprocessors): one
 /// RapidCheck property over generated case records, judged by run_case. The first failure fixes the failure

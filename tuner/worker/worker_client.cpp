@@ -60,7 +60,10 @@ std::string WorkerOutcome::describe() const {
                    : "crashed (CUDA context poisoned)";
       break;
     case End::hung:
-      out = "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s";
+      out = kernel_overran ? "hung: a kernel ran past the " + std::to_string(static_cast<int>(kernel_deadline_s)) +
+                                 " s kernel deadline (killed after " + std::to_string(static_cast<int>(seconds)) +
+                                 " s)"
+                           : "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s";
       break;
     case End::failed_to_start:
       out = "could not start";
@@ -76,7 +79,7 @@ fs::path worker_executable() {
 }
 
 WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
-                         double timeout_s, const std::vector<std::string>& wrapper) {
+                         double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s) {
   const fs::path job_path = directory / (name + ".job.yaml");
   const fs::path result_path = directory / (name + ".result.yaml");
   const fs::path log_path = directory / (name + ".log");
@@ -113,6 +116,18 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
     return outcome;
   }
 
+  // The kernel deadline: how long the progress file has said "a kernel is running", checked twice a second.
+  const fs::path progress = job["progress"] ? fs::path(job["progress"].as<std::string>()) : fs::path();
+  const auto kernel_overran = [&] {
+    std::error_code error;
+    const auto modified = fs::last_write_time(progress, error);
+    if (error) return false;
+    const double idle = std::chrono::duration<double>(fs::file_time_type::clock::now() - modified).count();
+    return idle > kernel_deadline_s && last_line(progress).rfind("kernel ", 0) == 0;
+  };
+  auto next_check = start;
+  outcome.kernel_deadline_s = kernel_deadline_s;
+
   int status = 0;
   bool killed = false;
   while (true) {
@@ -127,6 +142,14 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
     if (!killed && outcome.seconds > timeout_s) {
       kill(-pid, SIGKILL);
       killed = true;
+    }
+    if (!killed && kernel_deadline_s > 0 && !progress.empty() && std::chrono::steady_clock::now() >= next_check) {
+      next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      if (kernel_overran()) {
+        kill(-pid, SIGKILL);
+        killed = true;
+        outcome.kernel_overran = true;
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

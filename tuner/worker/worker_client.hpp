@@ -20,6 +20,10 @@ struct WorkerOutcome {
   std::string last_progress;  ///< the last line of the progress file: what the worker was doing
   std::string stderr_tail;    ///< the end of its standard error
   double seconds = 0;
+  /// Killed because one kernel launch ran longer than the kernel deadline (a deadlock on the device), not
+  /// because the whole job ran out of time.
+  bool kernel_overran = false;
+  double kernel_deadline_s = 0;
 
   /// One line: `finished`, `crashed (signal 11: Segmentation fault) during: case m=...`,
   /// `hung: killed after 120 s during: ...`.
@@ -30,10 +34,13 @@ struct WorkerOutcome {
 std::filesystem::path worker_executable();
 
 /// Runs `job` (its `progress` path, if any, is read back on a crash) in a fresh worker process. `directory`
-/// holds the job, result and log files and must exist. Kills the worker's process group after `timeout_s`.
-/// `wrapper` (e.g. {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line.
+/// holds the job, result and log files and must exist. Kills the worker's process group after `timeout_s`,
+/// or, with `kernel_deadline_s` > 0, as soon as the progress file has said for that long that a kernel is
+/// running (its last line starts with `kernel `: tuner/device/fuzzing.hpp): a kernel that does not return is
+/// told from a job that is merely long (huge cases spend seconds on the host). `wrapper` (e.g.
+/// {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line.
 WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory,
                          const std::string& name, double timeout_s,
-                         const std::vector<std::string>& wrapper = {});
+                         const std::vector<std::string>& wrapper = {}, double kernel_deadline_s = 0);
 
 }  // namespace tunefuzz
