@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tests/support/compile_checks.hpp"
+#include "tests/support/space_checks.hpp"
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/backend/nvrtc_compiler.hpp"
 #include "tuner/campaign/stages.hpp"
@@ -36,6 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::kernel_meta;
+using test::h100;
 using test::static_assert_messages;
 
 const KernelSource& source() {
@@ -64,14 +66,6 @@ CompileRequest request(const KernelTemplate& t, const Point& point, TypePair typ
 
 bool contains(const std::string& text, const std::string& fragment) {
   return text.find(fragment) != std::string::npos;
-}
-
-GpuLimits h100() {
-  GpuLimits limits;
-  limits.shared_memory_per_block_optin = 232448;
-  limits.shared_memory_per_sm = 233472;
-  limits.registers_per_sm = 65536;
-  return limits;
 }
 
 const TypePair kBf16{Precision::bf16, Precision::bf16};
