@@ -100,10 +100,17 @@ Reproducer read_reproducer(const fs::path& file) {
     throw Error(ErrorKind::bad_input, e.msg, where("case"));
   }
   if (const YAML::Node f = n["failure"]; f && f.IsMap()) {
-    if (auto c = fuzz::parse_failure_class(f["class"] ? f["class"].as<std::string>() : ""))
-      r.failure.failure_class = *c;
-    r.failure.subtype = f["subtype"] ? f["subtype"].as<std::string>() : "";
-    r.failure.message = f["message"] ? f["message"].as<std::string>() : "";
+    // Each field a string, or the reproducer is malformed (a map or a list where a string belongs).
+    const auto scalar = [&](const char* field) {
+      const YAML::Node value = f[field];
+      if (!value) return std::string();
+      if (!value.IsScalar())
+        throw Error(ErrorKind::bad_input, std::string("failure.") + field + " is not a string", where("failure"));
+      return value.as<std::string>();
+    };
+    if (auto c = fuzz::parse_failure_class(scalar("class"))) r.failure.failure_class = *c;
+    r.failure.subtype = scalar("subtype");
+    r.failure.message = scalar("message");
   }
   r.seed = n["seed"] ? n["seed"].as<uint64_t>(0) : 0;
   r.failure.reproduce = n["reproduce"] ? n["reproduce"].as<std::string>("") : "";
