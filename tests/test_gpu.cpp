@@ -330,30 +330,29 @@ TEST_F(GpuTest, SimtInjectedBugsAreCaught) {
   }
 }
 
-
 // ---- gemm_wgmma (Hopper: wgmma, TMA, warp specialisation; sm_90 only) ----
 
 // Skips the test where the GPU cannot run sm_90a code.
-#define SKIP_UNLESS_SM90()                                                                   \
+#define SKIP_UNLESS_SM90() \
   if (device_->arch != "sm_90") GTEST_SKIP() << "gemm_wgmma runs on sm_90 only, this GPU is " << device_->arch
 
 TEST_F(GpuTest, WgmmaEdgeCasesPassOnEveryLayoutPointAndGrid) {
   SKIP_UNLESS_SM90();
   // Extents that are multiples of 8 (TMA's 16-byte strides in every layout), tiles partial in M, N and K.
   const std::vector<CaseRecord> cases = {
-      record(8, 8, 8),                                         // one small tile: almost all of it out of bounds
-      record(136, 264, 40),                                    // one past a tile in M and N, K below BK
-      record(128, 256, 64),                                    // exactly one tile, one K tile
-      record(8, 24, 16, Distribution::ones),                   // every output is K
-      record(40, 48, 65536, Distribution::small_int),          // large K, exact
+      record(8, 8, 8),                                 // one small tile: almost all of it out of bounds
+      record(136, 264, 40),                            // one past a tile in M and N, K below BK
+      record(128, 256, 64),                            // exactly one tile, one K tile
+      record(8, 24, 16, Distribution::ones),           // every output is K
+      record(40, 48, 65536, Distribution::small_int),  // large K, exact
       record(200, 72, 1000, Distribution::normal, 2.0, -1.0),  // C read and scaled: the register epilogue
       record(1096, 520, 24, Distribution::sequential),         // 9 tile rows: a short last GROUP_M group
   };
   const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
-      {},                                                    // 128 x 256, two consumers, four stages
-      {{"BN", 128}, {"STAGES", 3}},                          // narrower N, a three-stage ring
+      {},                                                       // 128 x 256, two consumers, four stages
+      {{"BN", 128}, {"STAGES", 3}},                             // narrower N, a three-stage ring
       {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}},  // one consumer, two K slabs per stage
-      {{"BM", 256}, {"BN", 128}, {"STAGES", 3}},             // two m64 blocks per consumer
+      {{"BM", 256}, {"BN", 128}, {"STAGES", 3}},                // two m64 blocks per consumer
   };
   const TypePair types[] = {{Precision::bf16, Precision::bf16}, {Precision::fp16, Precision::fp32}};
   for (const auto& point : points)
@@ -365,9 +364,9 @@ TEST_F(GpuTest, WgmmaEdgeCasesPassOnEveryLayoutPointAndGrid) {
             c.grid = grid;
             c.ldc_pad = grid == 1 ? 3 : 0;  // an odd ldc: no TMA store, the register epilogue
             const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, point, t, 0);
-            EXPECT_TRUE(outcome.passed) << ::testing::PrintToString(point) << " " << to_string(t.input) << "->"
-                                        << to_string(t.output) << " " << fuzz::to_string(c) << ": "
-                                        << outcome.message;
+            EXPECT_TRUE(outcome.passed)
+                << ::testing::PrintToString(point) << " " << to_string(t.input) << "->" << to_string(t.output)
+                << " " << fuzz::to_string(c) << ": " << outcome.message;
           }
 }
 
@@ -397,8 +396,8 @@ TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {
   };
   const std::vector<std::pair<const char*, CaseRecord>> expectations = {
       {"beta0_reads_c", record(64, 64, 64)},
-      {"no_acc_init", with(record(384, 512, 64), 0, 1)},    // one CTA walks six tiles: sums carry over
-      {"store_not_drained", record(256, 256, 64)},          // four slabs rewritten while TMA reads them
+      {"no_acc_init", with(record(384, 512, 64), 0, 1)},  // one CTA walks six tiles: sums carry over
+      {"store_not_drained", record(256, 256, 64)},        // four slabs rewritten while TMA reads them
   };
   for (const auto& [mutant, c] : expectations) {
     const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, {}, {}, code(mutant));

@@ -15,8 +15,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -36,8 +36,8 @@ namespace tunefuzz {
 namespace {
 
 namespace fs = std::filesystem;
-using test::kernel_meta;
 using test::h100;
+using test::kernel_meta;
 using test::static_assert_messages;
 
 const KernelSource& source() {
@@ -100,9 +100,10 @@ TEST(WgmmaTemplate, EveryCandidateOfTheShippedSpacesCompilesWithTheInstructionsI
     SCOPED_TRACE(file);
     Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR) + file);
     // Only the Hopper template's spaces: the others have their own compile tests.
-    config.templates.erase(std::remove_if(config.templates.begin(), config.templates.end(),
-                                          [](const TemplateSearch& s) { return s.name.rfind("gemm_wgmma", 0) != 0; }),
-                           config.templates.end());
+    config.templates.erase(
+        std::remove_if(config.templates.begin(), config.templates.end(),
+                       [](const TemplateSearch& s) { return s.name.rfind("gemm_wgmma", 0) != 0; }),
+        config.templates.end());
     ASSERT_FALSE(config.templates.empty()) << "the config searches no gemm_wgmma space";
     const SpaceStage space = space_stage(config);
     ASSERT_FALSE(space.candidates.empty());
@@ -115,8 +116,9 @@ TEST(WgmmaTemplate, EveryCandidateOfTheShippedSpacesCompilesWithTheInstructionsI
       EXPECT_GE(c.occupancy.blocks_per_sm, 1);
       const CompiledKernel kernel = *cache.load(c.key);
       EXPECT_TRUE(contains(kernel.ptx, ".target sm_90a"));
-      for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n", "cp.async.bulk.tensor.2d.shared::cluster",
-                                      "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx"})
+      for (const char* instruction :
+           {"wgmma.mma_async.sync.aligned.m64n", "cp.async.bulk.tensor.2d.shared::cluster",
+            "mbarrier.try_wait.parity", "mbarrier.arrive.expect_tx"})
         EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
       EXPECT_FALSE(contains(kernel.log, "wgmma.mma_async instructions are serialized")) << kernel.log;
     }
@@ -127,7 +129,8 @@ TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
   const std::vector<std::pair<const KernelTemplate*, Point>> points = {
       {&gemm_wgmma_template(), gemm_wgmma_template().default_point()},
       {&gemm_wgmma_template(), at(gemm_wgmma_template(), {{"BM", 256}, {"BN", 128}, {"STAGES", 3}})},
-      {&gemm_wgmma_template(), at(gemm_wgmma_template(), {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}})},
+      {&gemm_wgmma_template(),
+       at(gemm_wgmma_template(), {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}})},
       {&gemm_wgmma_fp8_template(), gemm_wgmma_fp8_template().default_point()},
   };
   for (const auto& [t, point] : points) {
@@ -162,12 +165,20 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
       {{{"BN", 96}}, kBf16, "BN must be 64, 128, 192 or 256", "wgmma_n"},
       {{{"BK", 32}}, kBf16, "BK must be a multiple of 128 bytes of input, at most 256", "tma_box"},
       {{{"BK", 64}}, kFp8, "BK must be a multiple of 128 bytes of input, at most 256", "tma_box"},
-      {{{"STAGES", 1}}, kBf16, "STAGES must be at least 2 (one stage loading while one is consumed)", "stages"},
+      {{{"STAGES", 1}},
+       kBf16,
+       "STAGES must be at least 2 (one stage loading while one is consumed)",
+       "stages"},
       {{{"GROUP_M", 0}}, kBf16, "GROUP_M must be at least 1", "positive"},
       // one consumer of 256 rows (four m64 blocks) x 256 columns: 512 accumulators
-      {{{"BM", 256}, {"CONSUMERS", 1}}, kBf16, "more than 256 accumulators per consumer thread", "accumulators"},
+      {{{"BM", 256}, {"CONSUMERS", 1}},
+       kBf16,
+       "more than 256 accumulators per consumer thread",
+       "accumulators"},
       // fp8 keeps two sets (each K tile is summed apart): 2 x 128 rows x 256 columns over one consumer
-      {{{"BM", 128}, {"BN", 256}, {"CONSUMERS", 1}}, kFp8, "more than 256 accumulators per consumer thread",
+      {{{"BM", 128}, {"BN", 256}, {"CONSUMERS", 1}},
+       kFp8,
+       "more than 256 accumulators per consumer thread",
        "accumulators"},
       {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2", ""},
   };
@@ -177,14 +188,16 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
     const KernelTemplate& t = is_fp8(c.types.input) ? gemm_wgmma_fp8_template() : gemm_wgmma_template();
     const Point point = at(t, c.overrides);
     SCOPED_TRACE(t.name + " " + point.str());
-    ASSERT_NE(std::find(all_messages.begin(), all_messages.end(), c.message), all_messages.end()) << c.message;
+    ASSERT_NE(std::find(all_messages.begin(), all_messages.end(), c.message), all_messages.end())
+        << c.message;
     try {
       compiler().compile(request(t, point, c.types));
       ADD_FAILURE() << "compiled";
     } catch (const Error& error) {
       EXPECT_EQ(error.kind(), ErrorKind::compile);
       for (const std::string& message : all_messages)
-        EXPECT_EQ(contains(error.detail(), message), message == c.message) << message << "\n" << error.detail();
+        EXPECT_EQ(contains(error.detail(), message), message == c.message) << message << "\n"
+                                                                           << error.detail();
     }
     fired.insert(c.message);
     if (c.constraint.empty()) continue;
@@ -245,7 +258,8 @@ class LogAppendingCompiler final : public Compiler {
 
 TEST(WgmmaTemplate, SerialisedWgmmaInTheLogPrunesTheCandidateWithThatLine) {
   const std::string warning =
-      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due "
+      "to "
       "the presence of Extern calls in the function 'tf_gemm_rr'.";
   Config config = load_config(TUNEFUZZ_SOURCE_DIR "/configs/h200.yaml");
   const Candidate candidate{&gemm_wgmma_template(), gemm_wgmma_template().default_point(), kBf16};
@@ -255,11 +269,12 @@ TEST(WgmmaTemplate, SerialisedWgmmaInTheLogPrunesTheCandidateWithThatLine) {
   const auto serialised = compile_stage({candidate}, config, LogAppendingCompiler(warning), cache, options);
   ASSERT_EQ(serialised.size(), 1u);
   EXPECT_EQ(serialised[0].status, CompileStatus::slow_path);
-  EXPECT_TRUE(contains(serialised[0].message, "instructions are serialized due to the presence of Extern calls"))
+  EXPECT_TRUE(
+      contains(serialised[0].message, "instructions are serialized due to the presence of Extern calls"))
       << serialised[0].message;
   // The same code without the warning is kept: the line, not the code, pruned it.
-  const auto plain = compile_stage({candidate}, config, LogAppendingCompiler("ptxas info    : all good"), cache,
-                                   options);
+  const auto plain =
+      compile_stage({candidate}, config, LogAppendingCompiler("ptxas info    : all good"), cache, options);
   EXPECT_EQ(plain[0].status, CompileStatus::compiled) << plain[0].message;
 }
 
@@ -294,8 +309,8 @@ TEST(WgmmaTemplate, RefusesWhatTmaCannotReadAndLayoutsItDoesNotCompute) {
 
 TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {
   const std::string command = "python3 " TUNEFUZZ_SOURCE_DIR "/scripts/gen_wgmma_ops.py --check";
-  EXPECT_EQ(std::system(command.c_str()), 0) << "templates/wgmma_ops.h differs from what " << command
-                                              << " would write";
+  EXPECT_EQ(std::system(command.c_str()), 0)
+      << "templates/wgmma_ops.h differs from what " << command << " would write";
 }
 
 }  // namespace

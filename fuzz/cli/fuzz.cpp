@@ -1,5 +1,6 @@
 // fuzz: fuzz campaigns over a config's candidates, replays of failures, and proof that the fuzzer works.
-//   fuzz run CONFIG [--budget 10m] [--seed S]         fuzz every compiled candidate in rounds until the budget
+//   fuzz run CONFIG [--budget 10m] [--seed S]         fuzz every compiled candidate in rounds until the
+//   budget
 //                                                     is spent
 //   fuzz replay FILE [--sanitize TOOL]                run a reproducer's case again (optionally under
 //                                                     compute-sanitizer)
@@ -41,7 +42,9 @@ struct Options {
   int jobs = 0;
   bool huge = false;
   double timeout_s = 0;
-  std::string template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)  ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
+  std::string
+      template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)  ///<
+                      ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
   bool json = false;
   std::string command_line;
 };
@@ -231,10 +234,10 @@ Candidate mutant_base(const Prepared& p, const std::string& template_name) {
         return {&t, base, types};
     }
   }
-  throw Error(ErrorKind::bad_input,
-              template_name.empty() ? std::string("the config's spaces keep no point to inject bugs into")
-                                    : "the config keeps no point of template " + template_name +
-                                          " for any of its problems' element types");
+  throw Error(ErrorKind::bad_input, template_name.empty()
+                                        ? std::string("the config's spaces keep no point to inject bugs into")
+                                        : "the config keeps no point of template " + template_name +
+                                              " for any of its problems' element types");
 }
 
 int command_mutants(const Options& o) {
@@ -246,7 +249,8 @@ int command_mutants(const Options& o) {
   const Candidate base = mutant_base(prepared, o.template_name);
   const std::vector<std::string>& names = base.kernel_template->mutants;
   if (names.size() < 2)
-    throw Error(ErrorKind::unsupported, "template " + base.kernel_template->name + " declares no injected bugs");
+    throw Error(ErrorKind::unsupported,
+                "template " + base.kernel_template->name + " declares no injected bugs");
   std::vector<Candidate> mutants;
   for (size_t code = 1; code < names.size(); ++code) {
     Candidate m = base;

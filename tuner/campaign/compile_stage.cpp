@@ -57,8 +57,9 @@ void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const
     if (at == std::string::npos) continue;
     const size_t begin = kernel.log.rfind('\n', at), end = kernel.log.find('\n', at);
     out.status = CompileStatus::slow_path;
-    out.message = "compiler: " + kernel.log.substr(begin == std::string::npos ? 0 : begin + 1,
-                                                  end == std::string::npos ? std::string::npos : end - begin - 1);
+    out.message =
+        "compiler: " + kernel.log.substr(begin == std::string::npos ? 0 : begin + 1,
+                                         end == std::string::npos ? std::string::npos : end - begin - 1);
     return;
   }
   if (out.resources.spills() && !config.pruning.allow_spills) {

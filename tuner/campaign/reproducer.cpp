@@ -105,7 +105,8 @@ Reproducer read_reproducer(const fs::path& file) {
       const YAML::Node value = f[field];
       if (!value) return std::string();
       if (!value.IsScalar())
-        throw Error(ErrorKind::bad_input, std::string("failure.") + field + " is not a string", where("failure"));
+        throw Error(ErrorKind::bad_input, std::string("failure.") + field + " is not a string",
+                    where("failure"));
       return value.as<std::string>();
     };
     if (auto c = fuzz::parse_failure_class(scalar("class"))) r.failure.failure_class = *c;

@@ -16,8 +16,9 @@ namespace tunefuzz {
 
 const TimedEntry* ProblemTiming::winner() const {
   // The finalists re-timed taking turns hold the fastest sequential median and every one within a few percent
-  // of it; when they exist the winner is one of them, chosen on those figures. (Comparing a turn-taking figure
-  // with another candidate's sequential median would let the card's drift between the two rounds choose.)
+  // of it; when they exist the winner is one of them, chosen on those figures. (Comparing a turn-taking
+  // figure with another candidate's sequential median would let the card's drift between the two rounds
+  // choose.)
   const bool turns = std::any_of(entries.begin(), entries.end(), [](const TimedEntry& e) {
     return e.status == "timed" && e.interleaved_median_ms > 0;
   });

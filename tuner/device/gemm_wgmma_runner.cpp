@@ -27,20 +27,22 @@ CUtensorMapDataType tma_type(Precision precision) {
     case Precision::fp8e5m2:
       return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // TMA moves bytes; the wgmma reads them as fp8
     default:
-      throw Error(ErrorKind::internal, std::string("gemm_wgmma has no TMA element type for ") + to_string(precision));
+      throw Error(ErrorKind::internal,
+                  std::string("gemm_wgmma has no TMA element type for ") + to_string(precision));
   }
 }
 
 // A 2-D row-major view (rows × cols, leading dimension ld elements) read in boxes of box.inner columns ×
 // box.outer rows with the 128-byte swizzle; what lies outside reads as zeros.
-CUtensorMap encode(CUdeviceptr base, Precision precision, int64_t rows, int64_t cols, int64_t ld, TmaBox box) {
+CUtensorMap encode(CUdeviceptr base, Precision precision, int64_t rows, int64_t cols, int64_t ld,
+                   TmaBox box) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * size_of(precision))};
   const cuuint32_t boxes[2] = {static_cast<cuuint32_t>(box.inner), static_cast<cuuint32_t>(box.outer)};
   const cuuint32_t unit[2] = {1, 1};
-  check(cuTensorMapEncodeTiled(&map, tma_type(precision), 2, reinterpret_cast<void*>(base), dims, strides, boxes,
-                               unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  check(cuTensorMapEncodeTiled(&map, tma_type(precision), 2, reinterpret_cast<void*>(base), dims, strides,
+                               boxes, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
         "cuTensorMapEncodeTiled");
   return map;
@@ -51,14 +53,16 @@ class GemmWgmmaRunner final : public GemmRunner {
   GemmWgmmaRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate), module_(image) {
     const KernelTemplate& t = *candidate.kernel_template;
-    for (const Layout& layout : t.layouts) gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
+    for (const Layout& layout : t.layouts)
+      gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
     check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     for (CUfunction f : gemm_)
       if (f)
         check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
               "cuFuncSetAttribute(max dynamic shared memory)");
-    resident_ctas_ = resident_ctas(gemm_[layout_index(t.layouts.front())], t.threads_per_block(candidate.point), smem);
+    resident_ctas_ =
+        resident_ctas(gemm_[layout_index(t.layouts.front())], t.threads_per_block(candidate.point), smem);
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -74,16 +78,19 @@ class GemmWgmmaRunner final : public GemmRunner {
       throw Error(ErrorKind::internal, candidate_.id() + " does not split K but was asked for splits");
     const KernelTemplate& t = *candidate_.kernel_template;
     LaunchGeometry geo = t.geometry(candidate_.point, g.shape);
-    int64_t grid = g.overrides.grid > 0 ? g.overrides.grid : candidate_.point["PERSISTENT"] ? resident_ctas_ : 0;
+    int64_t grid = g.overrides.grid > 0             ? g.overrides.grid
+                   : candidate_.point["PERSISTENT"] ? resident_ctas_
+                                                    : 0;
     if (grid > 0) geo.grid_x = std::min(geo.grid_x, grid);
     const CUfunction gemm = gemm_[layout_index(g.shape.layout)];
     if (!gemm)
-      throw Error(ErrorKind::unsupported, candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
+      throw Error(ErrorKind::unsupported,
+                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
     Maps maps = maps_for(g);
     TfGemmParams p = gemm_params(g);
     void* args[] = {&p, &maps.map_a, &maps.map_b, &maps.map_c, &maps.tma_store_c};
-    check(cuLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1, 1,
-                         static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
+    check(cuLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1,
+                         1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "cuLaunchKernel(tf_gemm_*)");
   }
 
@@ -99,10 +106,10 @@ class GemmWgmmaRunner final : public GemmRunner {
 
   const Maps& maps_for(const DeviceGemm& g) const {
     const GemmShape& s = g.shape;
-    const bool same = maps_ && maps_->a == g.a && maps_->b == g.b && maps_->c == g.c && maps_->beta == g.beta &&
-                      maps_->shape.m == s.m && maps_->shape.n == s.n && maps_->shape.k == s.k &&
-                      maps_->shape.lda == s.lda && maps_->shape.ldb == s.ldb && maps_->shape.ldc == s.ldc &&
-                      maps_->shape.layout == s.layout;
+    const bool same = maps_ && maps_->a == g.a && maps_->b == g.b && maps_->c == g.c &&
+                      maps_->beta == g.beta && maps_->shape.m == s.m && maps_->shape.n == s.n &&
+                      maps_->shape.k == s.k && maps_->shape.lda == s.lda && maps_->shape.ldb == s.ldb &&
+                      maps_->shape.ldc == s.ldc && maps_->shape.layout == s.layout;
     if (same) return *maps_;
     const Point& p = candidate_.point;
     const TypePair types = candidate_.types;
@@ -114,8 +121,8 @@ class GemmWgmmaRunner final : public GemmRunner {
     m->shape = s;
     m->beta = g.beta;
     // A is (M, K) row-major or (K, M) column-major; B is (K, N) row-major or (N, K) column-major. The operand
-    // stored along K is read in boxes of 128 bytes of K by the tile's rows, the other in boxes of 128 bytes of
-    // M (or N) by BK rows of K.
+    // stored along K is read in boxes of 128 bytes of K by the tile's rows, the other in boxes of 128 bytes
+    // of M (or N) by BK rows of K.
     const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
     m->map_a = encode(g.a, types.input, a_col ? s.k : s.m, a_col ? s.m : s.k, s.lda,
                       gemm_wgmma_operand_box(p, true, !a_col, eb));

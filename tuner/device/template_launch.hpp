@@ -15,8 +15,9 @@ namespace tunefuzz::device {
 /// template formulas (threads per block, shared memory bytes, BM, BN).
 void check_kernel_meta(const Module& module, const Candidate& candidate);
 
-/// How many CTAs of `function` (with `threads` threads and `shared_memory_bytes` of dynamic shared memory) are
-/// resident at once on the current device: SMs × CTAs per SM, at least the SM count. A persistent launch's grid.
+/// How many CTAs of `function` (with `threads` threads and `shared_memory_bytes` of dynamic shared memory)
+/// are resident at once on the current device: SMs × CTAs per SM, at least the SM count. A persistent
+/// launch's grid.
 int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memory_bytes);
 
 /// The entry point of a storage order, `tf_gemm_rr` … `tf_gemm_cc`, and its index 2·(A col) + (B col).

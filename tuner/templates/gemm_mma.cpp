@@ -210,14 +210,11 @@ KernelTemplate make_template(const Family& f) {
 }  // namespace
 
 const KernelTemplate& gemm_mma_template() {
-  static const KernelTemplate t = make_template({"gemm_mma",
-                                                 2,
-                                                 "m16n8k16",
+  static const KernelTemplate t = make_template({"gemm_mma", 2, "m16n8k16",
                                                  "tensor-core GEMM via mma.sync + ldmatrix + cp.async "
                                                  "pipeline (sm_80+), fp16/bf16, any layout, split-K, "
                                                  "persistent",
-                                                 sixteen_bit_type_pairs(),
-                                                 all_layouts()});
+                                                 sixteen_bit_type_pairs(), all_layouts()});
   return t;
 }
 

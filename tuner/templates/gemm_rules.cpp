@@ -7,8 +7,9 @@ namespace tunefuzz {
 
 const std::vector<TypePair>& sixteen_bit_type_pairs() {
   static const std::vector<TypePair> pairs = {
-      {Precision::bf16, Precision::bf16}, {Precision::bf16, Precision::fp32}, {Precision::bf16, Precision::fp16},
-      {Precision::fp16, Precision::fp16}, {Precision::fp16, Precision::fp32}, {Precision::fp16, Precision::bf16}};
+      {Precision::bf16, Precision::bf16}, {Precision::bf16, Precision::fp32},
+      {Precision::bf16, Precision::fp16}, {Precision::fp16, Precision::fp16},
+      {Precision::fp16, Precision::fp32}, {Precision::fp16, Precision::bf16}};
   return pairs;
 }
 

@@ -39,7 +39,8 @@ int64_t rows_per_consumer(const Point& p) {
 // The ring of STAGES × (A + B tiles), one 128-byte-row staging slab per consumer for the epilogue, and 1 KiB
 // of slack to align the ring to the swizzle's period (kSmemBytes in the kernel). The mbarriers are static.
 int64_t shared_memory(const Point& p, int64_t eb) {
-  return 1024 + p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * eb + p["CONSUMERS"] * rows_per_consumer(p) * kSwizzleBytes;
+  return 1024 + p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * eb +
+         p["CONSUMERS"] * rows_per_consumer(p) * kSwizzleBytes;
 }
 
 std::vector<Constraint> constraints(int64_t eb) {
@@ -51,11 +52,13 @@ std::vector<Constraint> constraints(int64_t eb) {
            if (value < (name == "PERSISTENT" ? 0 : 1)) return false;
          return true;
        }},
-      {"switch", "PERSISTENT is a switch: 0 or 1", [](const Point& p, const GpuLimits&) { return p["PERSISTENT"] <= 1; }},
+      {"switch", "PERSISTENT is a switch: 0 or 1",
+       [](const Point& p, const GpuLimits&) { return p["PERSISTENT"] <= 1; }},
       {"consumers", "CONSUMERS must be 1 or 2 consumer warpgroups",
        [](const Point& p, const GpuLimits&) { return p["CONSUMERS"] == 1 || p["CONSUMERS"] == 2; }},
       {"wgmma_m",
-       "BM must be a multiple of 64*CONSUMERS (each consumer issues m64 wgmma), at most 256 rows per consumer",
+       "BM must be a multiple of 64*CONSUMERS (each consumer issues m64 wgmma), at most 256 rows per "
+       "consumer",
        [](const Point& p, const GpuLimits&) {
          return p["CONSUMERS"] > 0 && p["BM"] % (64 * p["CONSUMERS"]) == 0 && rows_per_consumer(p) <= 256;
        }},
@@ -67,7 +70,8 @@ std::vector<Constraint> constraints(int64_t eb) {
       {"tma_box", "BK must be a multiple of 128 bytes of input (one swizzled TMA box row), at most 256",
        [slab](const Point& p, const GpuLimits&) { return p["BK"] % slab == 0 && p["BK"] <= 256; }},
       {"accumulators",
-       "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread (twice that for fp8, which sums each K "
+       "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread (twice that for fp8, which sums each "
+       "K "
        "tile apart) exceed 256",
        [eb](const Point& p, const GpuLimits&) {
          return rows_per_consumer(p) / 64 * p["BN"] / 2 * accumulator_sets(eb) <= 256;
@@ -96,10 +100,13 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   const int64_t eb = f.element_bytes;
   if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
     return "TMA needs 16-byte row strides: lda*" + std::to_string(eb) + " = " + std::to_string(s.lda * eb) +
-           ", ldb*" + std::to_string(eb) + " = " + std::to_string(s.ldb * eb) + " bytes; a gemm_mma candidate serves this problem";
+           ", ldb*" + std::to_string(eb) + " = " + std::to_string(s.ldb * eb) +
+           " bytes; a gemm_mma candidate serves this problem";
   if (s.a_alignment % 16 != 0 || s.b_alignment % 16 != 0)
-    return std::string("TMA needs A and B base addresses aligned to 16 bytes; a gemm_mma candidate serves this problem");
-  if (std::max({s.m, s.n, s.k}) > INT32_MAX) return std::string("TMA coordinates are 32-bit: M, N and K must be below 2^31");
+    return std::string(
+        "TMA needs A and B base addresses aligned to 16 bytes; a gemm_mma candidate serves this problem");
+  if (std::max({s.m, s.n, s.k}) > INT32_MAX)
+    return std::string("TMA coordinates are 32-bit: M, N and K must be below 2^31");
   const int64_t tiles = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
   if (tiles > INT32_MAX && !p["PERSISTENT"])
     return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
@@ -121,7 +128,8 @@ KernelTemplate make_template(const Family& f) {
       {"STAGES", 4, "depth of the TMA ring of shared-memory stages"},
       {"CONSUMERS", 2, "consumer warpgroups issuing wgmma (a producer warpgroup issues the TMA loads)"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
-      {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles", false},
+      {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles",
+       false},
   };
   t.constraints = constraints(eb);
   t.layouts = f.layouts;
@@ -154,23 +162,21 @@ KernelTemplate make_template(const Family& f) {
 
 const KernelTemplate& gemm_wgmma_template() {
   static const KernelTemplate t = make_template(
-      {"gemm_wgmma",
-       2,
+      {"gemm_wgmma", 2,
        "Hopper GEMM (sm_90a): wgmma + TMA ring + producer/consumer warpgroups + persistent tiles, fp16/bf16, "
        "any layout",
-       sixteen_bit_type_pairs(),
-       all_layouts()});
+       sixteen_bit_type_pairs(), all_layouts()});
   return t;
 }
 
 const KernelTemplate& gemm_wgmma_fp8_template() {
-  static const KernelTemplate t = make_template(
-      {"gemm_wgmma_fp8",
-       1,
-       "Hopper GEMM (sm_90a) on fp8 e4m3/e5m2 wgmma (m64nNk32), row-major A, column-major B",
-       fp8_type_pairs(),
-       {{Order::row, Order::col}},
-       128});
+  static const KernelTemplate t =
+      make_template({"gemm_wgmma_fp8",
+                     1,
+                     "Hopper GEMM (sm_90a) on fp8 e4m3/e5m2 wgmma (m64nNk32), row-major A, column-major B",
+                     fp8_type_pairs(),
+                     {{Order::row, Order::col}},
+                     128});
   return t;
 }
 
@@ -185,9 +191,9 @@ TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
 
 const std::vector<std::string>& gemm_wgmma_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_wgmma.cu.
-  static const std::vector<std::string> names = {
-      "none",           "k_tile_mismatch",   "wrong_parity",   "init_in_role",  "arrival_count",
-      "store_not_drained", "skips_advance", "no_acc_init", "beta0_reads_c"};
+  static const std::vector<std::string> names = {"none",          "k_tile_mismatch", "wrong_parity",
+                                                 "init_in_role",  "arrival_count",   "store_not_drained",
+                                                 "skips_advance", "no_acc_init",     "beta0_reads_c"};
   return names;
 }
 

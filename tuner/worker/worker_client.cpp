@@ -60,10 +60,10 @@ std::string WorkerOutcome::describe() const {
                    : "crashed (CUDA context poisoned)";
       break;
     case End::hung:
-      out = kernel_overran ? "hung: a kernel ran past the " + std::to_string(static_cast<int>(kernel_deadline_s)) +
-                                 " s kernel deadline (killed after " + std::to_string(static_cast<int>(seconds)) +
-                                 " s)"
-                           : "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s";
+      out = kernel_overran
+                ? "hung: a kernel ran past the " + std::to_string(static_cast<int>(kernel_deadline_s)) +
+                      " s kernel deadline (killed after " + std::to_string(static_cast<int>(seconds)) + " s)"
+                : "hung: killed after " + std::to_string(static_cast<int>(seconds)) + " s";
       break;
     case End::failed_to_start:
       out = "could not start";
@@ -79,7 +79,8 @@ fs::path worker_executable() {
 }
 
 WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
-                         double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s) {
+                         double timeout_s, const std::vector<std::string>& wrapper,
+                         double kernel_deadline_s) {
   const fs::path job_path = directory / (name + ".job.yaml");
   const fs::path result_path = directory / (name + ".result.yaml");
   const fs::path log_path = directory / (name + ".log");
@@ -143,7 +144,8 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
       kill(-pid, SIGKILL);
       killed = true;
     }
-    if (!killed && kernel_deadline_s > 0 && !progress.empty() && std::chrono::steady_clock::now() >= next_check) {
+    if (!killed && kernel_deadline_s > 0 && !progress.empty() &&
+        std::chrono::steady_clock::now() >= next_check) {
       next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
       if (kernel_overran()) {
         kill(-pid, SIGKILL);
