@@ -113,30 +113,10 @@ std::vector<Constraint> constraints(int64_t eb) {
   };
 }
 
-// The stored extent (row length) and leading dimension of each operand: what VEC and packing act on.
-struct Stored {
-  const char* name;  // "A" or "B"
-  const char* extent_name;
-  int64_t extent, ld, alignment;
-};
-
-std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
-  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
-  return {{"A", a_col ? "M" : "K", a_col ? s.m : s.k, s.lda, s.a_alignment},
-          {"B", b_col ? "K" : "N", b_col ? s.k : s.n, s.ldb, s.b_alignment}};
-}
-
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
-  if (std::find(f.layouts.begin(), f.layouts.end(), s.layout) == f.layouts.end())
-    return std::string(f.name) + " does not compute layout " + to_string(s.layout) +
-           " (fp8 mma takes row-major A and column-major B: RC)";
-  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
+  if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 mma takes row-major A and column-major B: RC"))
+    return why;
   const auto [a, b] = stored_operands(s);
-  if (a.ld < a.extent || b.ld < b.extent || s.ldc < s.n)
-    return std::string("leading dimensions must be at least the stored row lengths (lda >= ") +
-           a.extent_name + ", ldb >= " + b.extent_name + ", ldc >= N)";
-  if (s.c_alignment % 2 != 0)  // every output type is at least 2 bytes wide
-    return std::string("C's base address is not aligned to its element size");
   const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX && !p["PERSISTENT"])
     return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";

@@ -27,6 +27,27 @@ const std::vector<Layout>& all_layouts() {
   return layouts;
 }
 
+std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
+  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
+  return {{"A", a_col ? "M" : "K", a_col ? s.m : s.k, s.lda, s.a_alignment},
+          {"B", b_col ? "K" : "N", b_col ? s.k : s.n, s.ldb, s.b_alignment}};
+}
+
+std::optional<std::string> operands_refusal(std::string_view template_name, const GemmShape& s,
+                                            const std::vector<Layout>& layouts,
+                                            std::string_view layout_note) {
+  if (std::find(layouts.begin(), layouts.end(), s.layout) == layouts.end())
+    return std::string(template_name) + " does not compute layout " + to_string(s.layout) + " (" +
+           std::string(layout_note) + ")";
+  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
+  const auto [a, b] = stored_operands(s);
+  if (a.ld < a.extent || b.ld < b.extent || s.ldc < s.n)
+    return std::string("leading dimensions must be at least the stored row lengths (lda >= ") +
+           a.extent_name + ", ldb >= " + b.extent_name + ", ldc >= N)";
+  if (s.c_alignment % 2 != 0) return std::string("C's base address is not aligned to its element size");
+  return std::nullopt;
+}
+
 Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads) {
   return {"threads", "more threads per CTA, " + formula + ", than the device allows",
           [threads = std::move(threads)](const Point& p, const GpuLimits& limits) {

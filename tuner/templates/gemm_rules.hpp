@@ -1,8 +1,9 @@
 // Rules every GEMM template states the same way: the constraints against a device's per-CTA limits (threads,
 // shared memory), and the problems a template refuses for shared reasons (a layout it does not compute,
 // sizes below 1, leading dimensions shorter than the rows, a misaligned C, a grid over 2^31 - 1 CTAs, vector
-// loads that K, N, the leading dimensions or the base addresses do not allow). Refusals are one line each,
-// or nullopt when the problem passes.
+// loads that K, N, the leading dimensions or the base addresses do not allow), and what the tensor-core
+// templates declare alike (their element types, the four layouts, the operands as stored). Refusals are one
+// line each, or nullopt when the problem passes.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tuner/templates/kernel_template.hpp"
@@ -22,6 +24,21 @@ const std::vector<TypePair>& sixteen_bit_type_pairs();
 const std::vector<TypePair>& fp8_type_pairs();
 /// RR, RC, CR and CC.
 const std::vector<Layout>& all_layouts();
+
+/// An operand as stored: its row length (K for row-major A, M for column-major A; N for row-major B, K for
+/// column-major B), leading dimension and base alignment: what vector loads, packing and TMA act on.
+struct Stored {
+  const char* name;         ///< "A" or "B"
+  const char* extent_name;  ///< "M", "N" or "K"
+  int64_t extent, ld, alignment;
+};
+std::pair<Stored, Stored> stored_operands(const GemmShape& shape);
+
+/// What the tensor-core templates refuse alike: a storage order outside `layouts` (the message ends with
+/// `layout_note`), M, N or K below 1, a leading dimension shorter than its stored row, and a C whose base is
+/// not aligned to 2 bytes (every output type is at least that wide).
+std::optional<std::string> operands_refusal(std::string_view template_name, const GemmShape& shape,
+                                            const std::vector<Layout>& layouts, std::string_view layout_note);
 
 /// `threads`: a CTA of `threads(point)` threads, the formula written out in `formula`, fits the device (and
 /// 1024, the most any GPU allows).

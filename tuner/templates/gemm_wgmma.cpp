@@ -70,9 +70,8 @@ std::vector<Constraint> constraints(int64_t eb) {
       {"tma_box", "BK must be a multiple of 128 bytes of input (one swizzled TMA box row), at most 256",
        [slab](const Point& p, const GpuLimits&) { return p["BK"] % slab == 0 && p["BK"] <= 256; }},
       {"accumulators",
-       "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread (twice that for fp8, which sums each "
-       "K "
-       "tile apart) exceed 256",
+       "(BM/CONSUMERS/64) * BN/2 fp32 accumulators per consumer thread (twice that for fp8, which sums "
+       "each K tile apart) exceed 256",
        [eb](const Point& p, const GpuLimits&) {
          return rows_per_consumer(p) / 64 * p["BN"] / 2 * accumulator_sets(eb) <= 256;
        }},
@@ -87,15 +86,7 @@ std::vector<Constraint> constraints(int64_t eb) {
 }
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
-  if (std::find(f.layouts.begin(), f.layouts.end(), s.layout) == f.layouts.end())
-    return std::string(f.name) + " does not compute layout " + to_string(s.layout) +
-           " (fp8 wgmma takes K-major A and B: RC)";
-  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
-  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
-  const int64_t a_extent = a_col ? s.m : s.k, b_extent = b_col ? s.k : s.n;
-  if (s.lda < a_extent || s.ldb < b_extent || s.ldc < s.n)
-    return std::string("leading dimensions must be at least the stored row lengths");
-  if (s.c_alignment % 2 != 0) return std::string("C's base address is not aligned to its element size");
+  if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 wgmma takes K-major A and B: RC")) return why;
   // TMA: 16-byte aligned bases and row strides; coordinates are 32-bit.
   const int64_t eb = f.element_bytes;
   if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
