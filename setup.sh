@@ -16,8 +16,9 @@ packages=(build-essential cmake git pkg-config libyaml-cpp-dev libeigen3-dev lib
 # ROCm 5.2's HIP from Debian: hiprtc and comgr (libamdhip64-dev) compile gfx* targets, hipcc brings the device
 # libraries; the HIP backend is optional (CMake builds without it), but CI builds and tests it.
 packages+=(hipcc libamdhip64-dev)
-# The tests also render the HTML report in headless Chromium (tests/report_screenshot.sh).
-[[ ${1:-} == test ]] && packages+=(chromium file)
+# The tests also render the HTML report in headless Chromium (tests/report_screenshot.sh) and check the
+# generated wgmma wrappers with scripts/gen_wgmma_ops.py (Python 3).
+[[ ${1:-} == test ]] && packages+=(chromium file python3)
 
 missing=()
 for package in "${packages[@]}"; do

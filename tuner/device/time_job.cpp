@@ -195,9 +195,9 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     write_partial(result);
   }
 
-  // Finalists within kCloseFraction of the best are timed again, taking turns with each other and with cuBLAS,
-  // so that the card's drift (clocks fall as it heats under a long run) can pick neither the winner nor the
-  // ratio to the baseline; the coordinator breaks remaining ties toward the cheaper config.
+  // Finalists within kCloseFraction of the best are timed again, taking turns with each other and with
+  // cuBLAS, so that the card's drift over a long run can pick neither the winner nor the ratio to the
+  // baseline; the coordinator breaks remaining ties toward the cheaper config.
   constexpr double kCloseFraction = 0.03;
   double best = 0;
   for (size_t i = 0; i < finalists; ++i) {
