@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "tuner/campaign/stages.hpp"
@@ -126,6 +127,13 @@ TEST(CliJson, ShowPrintsTheTable) {
   const Outcome text = run(kBin + "tune show results/h200.yaml");
   EXPECT_NE(text.out.find("odd_4097x4095x4099"), std::string::npos);
   EXPECT_NE(text.out.find(odd_ratio), std::string::npos) << odd_ratio << "\n" << text.out;
+  // Rows of one shape in different layouts are told apart by the layout column.
+  std::istringstream lines(text.out);
+  std::string line;
+  bool cc_row = false;
+  while (std::getline(lines, line))
+    if (line.find("odd_1000_cc ") != std::string::npos) cc_row = line.find(" CC ") != std::string::npos;
+  EXPECT_TRUE(cc_row) << "odd_1000_cc's row does not say CC\n" << text.out;
 }
 
 TEST(CliExitCodes, AsDocumented) {
@@ -135,6 +143,12 @@ TEST(CliExitCodes, AsDocumented) {
   EXPECT_EQ(run(kBin + "tune export results/h200.yaml --format xml -o /tmp/x").exit_code, 2);
   EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --json --budget 1s").exit_code, 3);  // no GPU
   EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --budget soon").exit_code, 2);
+  // fuzz mutants --template names a template the config does not search: bad input naming it, before any
+  // compile.
+  const Outcome mutants =
+      run("sh -c '" + kBin + "fuzz mutants configs/smoke.yaml --template gemm_wgmma 2>&1'");
+  EXPECT_EQ(mutants.exit_code, 2);
+  EXPECT_NE(mutants.out.find("no point of template gemm_wgmma"), std::string::npos) << mutants.out;
 }
 
 }  // namespace

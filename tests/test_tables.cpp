@@ -211,6 +211,17 @@ TEST(Winner, CloseFinalistsGoToTheCheaperConfigAClearlyFasterOneWinsRegardless) 
   EXPECT_EQ(t.winner()->id, four);
 }
 
+TEST(Winner, TheRatioToCublasComesFromTheTurnsWhenBothTookThem) {
+  ProblemTiming t;
+  t.baseline = timed("cublas", 1.3797, 1.4715);
+  t.entries = {timed(candidate_id(4, 32), 1.3692, 1.4455, 0.01)};
+  EXPECT_DOUBLE_EQ(t.ratio_vs_baseline(), 1.4715 / 1.4455);
+  t.baseline.interleaved_median_ms = 0;  // cuBLAS not in the turns: both sequential medians
+  EXPECT_DOUBLE_EQ(t.ratio_vs_baseline(), 1.3797 / 1.3692);
+  t.baseline.status = "refused";
+  EXPECT_EQ(t.ratio_vs_baseline(), 0);
+}
+
 int run_tune(const std::string& args, std::string& output) {
   const std::string command = TUNEFUZZ_BINARY_DIR "/bin/tune " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");

@@ -307,6 +307,20 @@ TEST(WgmmaTemplate, RefusesWhatTmaCannotReadAndLayoutsItDoesNotCompute) {
   EXPECT_EQ(t.refusal(p, odd_c), std::nullopt);
 }
 
+// A source's hash (and its cache keys) cover the headers it includes and no others, so adding the wgmma
+// wrappers left gemm_mma's hash, and the tables that record it, as they were.
+TEST(WgmmaTemplate, ASourceCarriesOnlyTheHeadersItIncludes) {
+  const auto names = [](const KernelSource& s) {
+    std::set<std::string> out;
+    for (const auto& [name, text] : s.headers) out.insert(name);
+    return out;
+  };
+  EXPECT_EQ(names(source()),
+            (std::set<std::string>{"gemm_params.h", "tile_map.h", "tunefuzz_rtc.h", "wgmma_ops.h"}));
+  const KernelSource mma = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
+  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "tile_map.h", "tunefuzz_rtc.h"}));
+}
+
 TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {
   const std::string command = "python3 " TUNEFUZZ_SOURCE_DIR "/scripts/gen_wgmma_ops.py --check";
   EXPECT_EQ(std::system(command.c_str()), 0)
