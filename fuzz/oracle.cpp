@@ -271,9 +271,26 @@ Reference compute_reference(const GemmOperands& operands) {
   return reference;
 }
 
+double accumulation_factor(const ArithmeticModel& model) {
+  const double u_acc = unit_roundoff(model.accumulator);
+  if (model.group <= 0) return 2.0 * static_cast<double>(model.k + 2) * u_acc;
+  const int64_t runs = (model.k + model.group - 1) / model.group;
+  return 2.0 * static_cast<double>(std::min(model.group, model.k) + 2) * model.group_unit_roundoff +
+         2.0 * static_cast<double>(runs + 2) * u_acc;
+}
+
+bool exact_applies(Distribution distribution, const ArithmeticModel& model) {
+  constexpr double kLargestProduct = 9;  // alternating: ±3 · ±3; the other exact distributions stay below
+  if (!is_exact(distribution)) return false;
+  const auto holds = [](int64_t terms, double unit_roundoff) {
+    return kLargestProduct * static_cast<double>(terms) <= 1.0 / unit_roundoff;  // integers up to 2^p exact
+  };
+  if (model.group > 0 && !holds(std::min(model.group, model.k), model.group_unit_roundoff)) return false;
+  return holds(model.k, unit_roundoff(model.accumulator));
+}
+
 double error_bound(const ArithmeticModel& model, double reference, double magnitude) {
-  const double accumulation = 2.0 * static_cast<double>(model.k + 2) * unit_roundoff(model.accumulator);
-  return accumulation * magnitude + unit_roundoff(model.output) * std::fabs(reference) +
+  return accumulation_factor(model) * magnitude + unit_roundoff(model.output) * std::fabs(reference) +
          smallest_normal(model.output);
 }
 
@@ -331,9 +348,8 @@ Verdict check_full(const HostMatrix& out, const Reference& reference, const Arit
   return builder.finish();
 }
 
-ProjectedCheck::ProjectedCheck(const GemmOperands& operands, const ArithmeticModel& model, int rounds,
-                               uint64_t seed)
-    : operands_(operands), model_(model), rounds_(std::max(rounds, 0)) {
+ProjectedCheck::ProjectedCheck(const GemmOperands& operands, int rounds, uint64_t seed)
+    : operands_(operands), rounds_(std::max(rounds, 0)) {
   validate(operands);
   const int64_t m = operands.a->rows(), k = operands.a->cols(), n = operands.b->cols();
   const bool with_c = operands.beta != 0;
@@ -375,10 +391,9 @@ ProjectedCheck::ProjectedCheck(const GemmOperands& operands, const ArithmeticMod
   }
 }
 
-Verdict ProjectedCheck::check(const HostMatrix& out, int64_t samples, int64_t tile_rows, int64_t tile_cols,
-                              uint64_t seed) const {
+Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& model, int64_t samples,
+                              int64_t tile_rows, int64_t tile_cols, uint64_t seed) const {
   const GemmOperands& operands = operands_;
-  const ArithmeticModel& model = model_;
   const int64_t m = operands.a->rows(), k = operands.a->cols(), n = operands.b->cols();
   require(out.rows() == m && out.cols() == n,
           "output is " + shape(out) + " but A·B is " + std::to_string(m) + "x" + std::to_string(n));
@@ -441,7 +456,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, int64_t samples, int64_t ti
   for (auto& thread : pool) thread.join();
 
   const double u_out = unit_roundoff(model.output);
-  const double accumulation = 2.0 * static_cast<double>(model.k + 2) * unit_roundoff(model.accumulator);
+  const double accumulation = accumulation_factor(model);
   const double arithmetic = 4.0 * static_cast<double>(k + n + 4) * 0x1p-53;  // double rounding of the sums
   for (int64_t row = 0; row < m; ++row) {
     if (!row_finite[static_cast<size_t>(row)]) continue;
@@ -463,7 +478,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, int64_t samples, int64_t ti
 
 Verdict check_projected(const HostMatrix& out, const GemmOperands& operands, const ArithmeticModel& model,
                         int rounds, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed) {
-  return ProjectedCheck(operands, model, rounds, seed).check(out, samples, tile_rows, tile_cols, seed);
+  return ProjectedCheck(operands, rounds, seed).check(out, model, samples, tile_rows, tile_cols, seed);
 }
 
 }  // namespace tunefuzz::fuzz

@@ -15,6 +15,7 @@
 
 #include <Eigen/Core>
 
+#include "fuzz/case.hpp"
 #include "fuzz/matrix.hpp"
 #include "tuner/common/precision.hpp"
 
@@ -42,11 +43,26 @@ struct ArithmeticModel {
   Precision accumulator = Precision::fp32;
   Precision output = Precision::bf16;
   int64_t k = 0;
+  /// A narrower first stage (0: none): the kernel sums each run of `group` products with unit roundoff
+  /// `group_unit_roundoff` and adds the runs in the accumulator. Hopper's fp8 wgmma keeps about 14
+  /// significant bits inside the tensor core (2^-14), so gemm_wgmma_fp8 promotes every K tile to fp32.
+  int64_t group = 0;
+  double group_unit_roundoff = 0;
 };
 
-/// Bound on |out − ref| for one element: c·(k + 2)·u_acc·magnitude + u_out·|ref| + the smallest normal of the
-/// output type (absorbs underflow), with c = 2 covering tensor cores that truncate instead of rounding.
+/// The relative error the accumulation may add, as a multiple of the magnitude: c·(k + 2)·u_acc, or with a
+/// group stage c·(min(group, k) + 2)·u_group + c·(⌈k/group⌉ + 2)·u_acc, with c = 2 covering tensor cores that
+/// truncate instead of rounding.
+double accumulation_factor(const ArithmeticModel& model);
+
+/// Bound on |out − ref| for one element: accumulation_factor·magnitude + u_out·|ref| + the smallest normal of
+/// the output type (absorbs underflow).
 double error_bound(const ArithmeticModel& model, double reference, double magnitude);
+
+/// Whether the exact check applies to a case of `distribution` under `model`: the distribution is one of
+/// the exact ones (integers whose products are at most 9 in magnitude) and every partial sum the model forms
+/// (a group's, then the accumulator's over k) is an integer its precision holds exactly.
+bool exact_applies(Distribution distribution, const ArithmeticModel& model);
 
 struct ElementError {
   int64_t row = 0, col = 0;
@@ -93,14 +109,13 @@ Verdict check_projected(const HostMatrix& out, const GemmOperands& operands, con
 /// many candidates on one large problem verifies each of them this way.
 class ProjectedCheck {
  public:
-  ProjectedCheck(const GemmOperands& operands, const ArithmeticModel& model, int rounds, uint64_t seed);
-  /// As check_projected; `seed` also places the random samples.
-  Verdict check(const HostMatrix& out, int64_t samples, int64_t tile_rows, int64_t tile_cols,
-                uint64_t seed) const;
+  ProjectedCheck(const GemmOperands& operands, int rounds, uint64_t seed);
+  /// As check_projected, for a kernel whose arithmetic is `model`; `seed` also places the random samples.
+  Verdict check(const HostMatrix& out, const ArithmeticModel& model, int64_t samples, int64_t tile_rows,
+                int64_t tile_cols, uint64_t seed) const;
 
  private:
   GemmOperands operands_;
-  ArithmeticModel model_;
   int rounds_;
   bool finite_operands_ = true;
   Eigen::MatrixXd r_, r_abs_;             ///< (n, rounds) Gaussian vectors and their magnitudes

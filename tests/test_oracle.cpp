@@ -497,6 +497,31 @@ TEST(ErrorBound, IsTheDocumentedFormula) {
   EXPECT_EQ(error_bound(fp32_model, 1.0, 2.0), 2.0 * 3 * 0x1p-11 * 2.0 + 0x1p-24 + 0x1p-126);
 }
 
+TEST(ErrorBound, AGroupStageAddsItsOwnTermAndShortensTheFp32One) {
+  // 4096 products in runs of 128 summed with u = 2^-14, then 32 runs added in fp32.
+  const ArithmeticModel grouped{Precision::fp32, Precision::fp32, 4096, 128, 0x1p-14};
+  EXPECT_EQ(accumulation_factor(grouped), 2.0 * 130 * 0x1p-14 + 2.0 * 34 * 0x1p-24);
+  EXPECT_EQ(error_bound(grouped, 1.0, 10.0), accumulation_factor(grouped) * 10.0 + 0x1p-24 + 0x1p-126);
+  // K shorter than one run: one run of K products, one addition into fp32.
+  const ArithmeticModel short_k{Precision::fp32, Precision::fp32, 20, 128, 0x1p-14};
+  EXPECT_EQ(accumulation_factor(short_k), 2.0 * 22 * 0x1p-14 + 2.0 * 3 * 0x1p-24);
+  const ArithmeticModel plain{Precision::fp32, Precision::fp32, 4096};
+  EXPECT_EQ(accumulation_factor(plain), 2.0 * 4098 * 0x1p-24);
+}
+
+TEST(ExactApplies, NeedsEveryPartialSumToBeAnExactInteger) {
+  const ArithmeticModel fp32{Precision::fp32, Precision::fp32, 4096};
+  EXPECT_TRUE(exact_applies(Distribution::small_int, fp32));
+  EXPECT_FALSE(exact_applies(Distribution::normal, fp32));
+  // 9 · K beyond 2^24: an alternating run of ±3·±3 products could leave fp32's integers.
+  EXPECT_TRUE(exact_applies(Distribution::alternating, {Precision::fp32, Precision::fp32, 1 << 20}));
+  EXPECT_FALSE(exact_applies(Distribution::alternating, {Precision::fp32, Precision::fp32, 1 << 21}));
+  // A 14-bit group stage holds 9 · 128 but not 9 · 2048.
+  EXPECT_TRUE(exact_applies(Distribution::small_int, {Precision::fp32, Precision::fp32, 8192, 128, 0x1p-14}));
+  EXPECT_FALSE(
+      exact_applies(Distribution::small_int, {Precision::fp32, Precision::fp32, 8192, 2048, 0x1p-14}));
+}
+
 // ---- law (a): a correctly rounded fp32-accumulated product passes -------------------------------------
 
 struct Shape {
@@ -550,6 +575,64 @@ TEST(OracleLaw, LowPrecisionAccumulationFailsTheFp32Bound) {
                                      model_of(record, Precision::fp32), false, true);
   EXPECT_FALSE(verdict.pass) << to_string(record) << ": " << verdict.summary();
   EXPECT_GT(verdict.wrong, 0) << to_string(record);
+}
+
+/// x truncated toward zero to `bits` significant bits.
+double truncate_to(double x, int bits) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const int exponent = std::ilogb(x);
+  return std::ldexp(std::trunc(std::ldexp(x, bits - 1 - exponent)), exponent - bits + 1);
+}
+
+/// A host "kernel" shaped like Hopper's fp8 wgmma: the products of each run of `group` are summed in a
+/// 14-significant-bit accumulator that truncates after every addition, and each run is added into an fp32
+/// accumulator (group >= k: the whole sum stays narrow, i.e. no promotion). alpha = 1, beta = 0, fp32 out.
+HostMatrix simulate_grouped(const CaseOperands& operands, const CaseRecord& record, int64_t group) {
+  HostMatrix out(Precision::fp32, record.m, record.n, record.ldc());
+  for (int64_t i = 0; i < record.m; ++i) {
+    for (int64_t j = 0; j < record.n; ++j) {
+      float acc = 0;
+      for (int64_t begin = 0; begin < record.k; begin += group) {
+        double run = 0;
+        for (int64_t p = begin; p < std::min(record.k, begin + group); ++p)
+          run = truncate_to(run + operands.a.get(i, p) * operands.b.get(p, j), 14);
+        acc += static_cast<float>(run);
+      }
+      out.set(i, j, acc);
+    }
+  }
+  return out;
+}
+
+TEST(OracleLaw, NarrowGroupsPromotedToFp32PassTheGroupBoundOnly) {
+  // What gemm_wgmma_fp8 computes (runs of one 128-deep K tile) passes the bound of the model it declares and,
+  // at short K, fails the fp32 one (as the H200 found); summing all of K in the narrow accumulator (a kernel
+  // that never promotes) fails the grouped bound.
+  for (const Precision input : {Precision::fp8e4m3, Precision::fp8e5m2}) {
+    for (const auto& [k, seed] : {std::pair<int64_t, uint64_t>{32, 61}, {4096, 62}}) {
+      const CaseRecord record = record_of(16, 16, k, Distribution::normal, seed);
+      SCOPED_TRACE(describe(record, input, Precision::fp32));
+      CaseOperands operands = materialise(record, input, Precision::fp32);
+      if (k > 128) {  // positive products, so that every truncation errs the same way
+        for (HostMatrix* matrix : {&operands.a, &operands.b})
+          for (int64_t row = 0; row < matrix->rows(); ++row)
+            for (int64_t col = 0; col < matrix->cols(); ++col)
+              matrix->set(row, col, std::fabs(matrix->get(row, col)));
+      }
+      const Reference reference = compute_reference(gemm_of(operands, record));
+      const ArithmeticModel grouped{Precision::fp32, Precision::fp32, k, 128, 0x1p-14};
+      const HostMatrix promoted = simulate_grouped(operands, record, 128);
+      const Verdict passes = check_full(promoted, reference, grouped, false, true);
+      EXPECT_TRUE(passes.pass) << passes.summary();
+      if (k <= 128) {  // at large K the fp32 bound, 2·(K+2)·2^-24, is itself wider than 2^-14
+        EXPECT_FALSE(check_full(promoted, reference, model_of(record, Precision::fp32), false, true).pass);
+      } else {
+        const Verdict unpromoted =
+            check_full(simulate_grouped(operands, record, k), reference, grouped, false, true);
+        EXPECT_FALSE(unpromoted.pass) << unpromoted.summary();
+      }
+    }
+  }
 }
 
 TEST(OracleLaw, Fp32InputsWithSubnormalsPass) {

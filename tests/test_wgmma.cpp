@@ -30,6 +30,7 @@
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
+#include "tuner/device/fuzzing.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
@@ -305,6 +306,25 @@ TEST(WgmmaTemplate, RefusesWhatTmaCannotReadAndLayoutsItDoesNotCompute) {
   GemmShape odd_c = s;
   odd_c.ldc = 1003;
   EXPECT_EQ(t.refusal(p, odd_c), std::nullopt);
+}
+
+// fp8 wgmma sums inside the tensor core with about 14 significant bits until the kernel adds a K tile into
+// fp32, so the oracle judges gemm_wgmma_fp8 with runs of BK products at 2^-14; the 16-bit family is fp32.
+TEST(WgmmaTemplate, Fp8DeclaresEachKTileAsANarrowAccumulationRun) {
+  const KernelTemplate& fp8 = gemm_wgmma_fp8_template();
+  for (const int64_t bk : {128, 256}) {
+    const Candidate candidate{&fp8, at(fp8, {{"BK", bk}}), kFp8};
+    const fuzz::ArithmeticModel model = device::arithmetic_model(candidate, Precision::bf16, 4096);
+    EXPECT_EQ(model.group, bk);
+    EXPECT_EQ(model.group_unit_roundoff, 0x1p-14);
+    EXPECT_EQ(model.accumulator, Precision::fp32);
+    EXPECT_EQ(model.k, 4096);
+  }
+  const KernelTemplate& wide = gemm_wgmma_template();
+  const fuzz::ArithmeticModel model =
+      device::arithmetic_model({&wide, wide.default_point(), kBf16}, Precision::bf16, 4096);
+  EXPECT_EQ(model.group, 0);
+  EXPECT_EQ(fuzz::accumulation_factor(model), 2.0 * 4098 * 0x1p-24);
 }
 
 // A source's hash (and its cache keys) cover the headers it includes and no others, so adding the wgmma

@@ -61,6 +61,16 @@ GemmShape shape_of(const fuzz::CaseRecord& r, int input_bytes, int output_bytes)
   return s;
 }
 
+fuzz::ArithmeticModel arithmetic_model(const Candidate& candidate, Precision output, int64_t k) {
+  fuzz::ArithmeticModel model{Precision::fp32, output, k};
+  if (candidate.kernel_template->accumulation) {
+    const Accumulation narrow = candidate.kernel_template->accumulation(candidate.point);
+    model.group = narrow.group;
+    model.group_unit_roundoff = narrow.group_unit_roundoff;
+  }
+  return model;
+}
+
 fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
   const Point& p = candidate.point;
   fuzz::CaseSpace s;
@@ -161,17 +171,17 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   }
 
   fuzz::GemmOperands operands{&ops.a, &ops.b, &ops.c, record.alpha, record.beta};
-  const fuzz::ArithmeticModel model{Precision::fp32, types.output, record.k};
+  const fuzz::ArithmeticModel model = arithmetic_model(candidate, types.output, record.k);
   fuzz::Verdict verdict;
   bool exact = false;
   if (record.m * record.n * record.k <= kFullReferenceMacs) {
     const fuzz::Reference reference = fuzz::compute_reference(operands);
-    exact = fuzz::is_exact(record.distribution) && record.k < (int64_t{1} << 20);
+    exact = fuzz::exact_applies(record.distribution, model);
     verdict = fuzz::check_full(out, reference, model, exact, record.beta == 0.0);
   } else {
     // Too large for a full reference: projections plus exact samples on tile boundaries and the edges.
-    const fuzz::ProjectedCheck projection(operands, model, 2, record.seed);
-    verdict = projection.check(out, 2048, candidate.point["BM"], candidate.point["BN"], record.seed);
+    const fuzz::ProjectedCheck projection(operands, 2, record.seed);
+    verdict = projection.check(out, model, 2048, candidate.point["BM"], candidate.point["BN"], record.seed);
   }
   if (!verdict.pass) {
     const Point& p = candidate.point;

@@ -19,6 +19,7 @@
 
 #include "fuzz/case.hpp"
 #include "fuzz/generators.hpp"
+#include "fuzz/oracle.hpp"
 #include "fuzz/triage.hpp"
 #include "tuner/templates/kernel_template.hpp"
 #include "tuner/worker/protocol.hpp"
@@ -32,6 +33,10 @@ struct CaseOutcome {
   std::string subtype;
   std::string message;
 };
+
+/// The arithmetic the oracle bounds a candidate's output with: fp32 accumulation, or the narrower stage its
+/// template declares (KernelTemplate::accumulation).
+fuzz::ArithmeticModel arithmetic_model(const Candidate& candidate, Precision output, int64_t k);
 
 /// The generator's view of a candidate: the alignment units it requires and its tile edges.
 fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count);

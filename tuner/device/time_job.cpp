@@ -12,6 +12,7 @@
 #include "fuzz/matrix.hpp"
 #include "fuzz/oracle.hpp"
 #include "tuner/backend/kernel_cache.hpp"
+#include "tuner/device/fuzzing.hpp"
 #include "tuner/device/jobs.hpp"
 #include "tuner/device/progress_log.hpp"
 #include "tuner/device/runner.hpp"
@@ -79,8 +80,7 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
                   static_cast<float>(problem.beta),
                   {}};
   const fuzz::GemmOperands operands{&a, &b, &c, problem.alpha, problem.beta};
-  const fuzz::ArithmeticModel model{Precision::fp32, types.output, shape.k};
-  const fuzz::ProjectedCheck projection(operands, model, 2, job.seed + 17);  // the inputs' projections, once
+  const fuzz::ProjectedCheck projection(operands, 2, job.seed + 17);  // the inputs' projections, once
   const double flops =
       2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
 
@@ -115,14 +115,14 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     }
   };
   // Run once on fresh C, check the output against the inputs, then time with the full repeats.
-  const auto verify_and_time = [&](const GemmRunner& runner, TimedEntry& entry, int64_t tile_m,
-                                   int64_t tile_n) {
+  const auto verify_and_time = [&](const GemmRunner& runner, const fuzz::ArithmeticModel& model,
+                                   TimedEntry& entry, int64_t tile_m, int64_t tile_n) {
     progress.write("verify " + entry.id);
     reset_c();
     if (!guarded(entry, [&] { run_once(runner); })) return;
     fuzz::HostMatrix out(types.output, shape.m, shape.n, shape.ldc);
     c_dev.download(out.bytes(), out.size_bytes());
-    const fuzz::Verdict verdict = projection.check(out, 512, tile_m, tile_n, job.seed + 17);
+    const fuzz::Verdict verdict = projection.check(out, model, 512, tile_m, tile_n, job.seed + 17);
     entry.worst_error_ratio = verdict.worst_ratio;
     if (!verdict.pass) {
       entry.status = "incorrect";
@@ -141,7 +141,7 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     result.baseline.status = "refused";
     result.baseline.message = *why;
   } else {
-    verify_and_time(cublas, result.baseline, 0, 0);
+    verify_and_time(cublas, {Precision::fp32, types.output, shape.k}, result.baseline, 0, 0);
   }
   // The bandwidth floor: a copy moving the problem's least traffic (half read, half written), L2 flushed.
   result.traffic.bytes =
@@ -191,7 +191,8 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
       job.finalists > 0 ? std::min<size_t>(job.finalists, screened.size()) : screened.size();
   for (size_t i = 0; i < finalists; ++i) {
     const Loaded& f = screened[i];
-    verify_and_time(*f.runner, result.entries[f.entry], f.candidate.point["BM"], f.candidate.point["BN"]);
+    verify_and_time(*f.runner, arithmetic_model(f.candidate, types.output, shape.k), result.entries[f.entry],
+                    f.candidate.point["BM"], f.candidate.point["BN"]);
     write_partial(result);
   }
 

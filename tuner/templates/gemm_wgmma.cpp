@@ -146,6 +146,9 @@ KernelTemplate make_template(const Family& f) {
   // ptxas: "Potential Performance Loss: wgmma.mma_async instructions are serialized due to ...".
   t.slow_path_log_phrases = {"wgmma.mma_async instructions are serialized"};
   t.mutants = gemm_wgmma_mutant_names();
+  // fp8: each K tile's sum stays inside the tensor core, which keeps about 14 significant bits (e8m13,
+  // truncating) across the wgmma chain; the kernel adds it into fp32 after every K tile.
+  if (eb == 1) t.accumulation = [](const Point& p) { return Accumulation{p["BK"], 0x1p-14}; };
   return t;
 }
 

@@ -93,6 +93,14 @@ struct TypePair {
   friend bool operator==(const TypePair&, const TypePair&) = default;
 };
 
+/// How a kernel sums the K products where that is not fp32 throughout: a narrow first stage (the tensor
+/// core's own sum) over runs of `group` products with unit roundoff `group_unit_roundoff`, each run then
+/// added into fp32 accumulators. The oracle bounds the error from it (fuzz::ArithmeticModel).
+struct Accumulation {
+  int64_t group = 0;  ///< 0: no narrow stage
+  double group_unit_roundoff = 0;
+};
+
 struct KernelTemplate {
   std::string name;                       ///< as written in configs and tables
   std::string source_file;                ///< file under the templates directory
@@ -117,6 +125,8 @@ struct KernelTemplate {
   /// Phrases of the compiler log that mean the code took a slower path than the template meant (ptxas
   /// serialising wgmma, for one): a candidate whose log has one is pruned with that log line as the reason.
   std::vector<std::string> slow_path_log_phrases;
+  /// How the kernel accumulates at a point (empty: fp32 throughout).
+  std::function<Accumulation(const Point&)> accumulation;
   /// The injected bugs the source accepts through TF_MUTANT, by code ("none" at 0); empty: none.
   std::vector<std::string> mutants;
 
