@@ -19,6 +19,8 @@ enum class FailureClass {
   incorrect,            ///< the output disagrees with the reference
   out_of_bounds_write,  ///< memory outside C (canary bands, row padding) was modified
   nondeterministic,     ///< two identical runs gave different bits
+  timeout,  ///< the job's time ran out while no kernel was running (host work, e.g. judging a huge case):
+            ///< no verdict on the kernel
 };
 
 enum class IncorrectKind {

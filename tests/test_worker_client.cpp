@@ -164,6 +164,22 @@ TEST_F(WorkerClient, SlowHostWorkIsNotAKernelHang) {
   EXPECT_FALSE(outcome.kernel_overran);
 }
 
+// Killed at the job's limit: in a kernel that is a hang, in host work (judging a huge case) it is not.
+TEST_F(WorkerClient, AKillDuringHostWorkIsNotAKillInAKernel) {
+  YAML::Node slow = job("host_slow");
+  slow["progress"] = (directory_ / "job.progress").string();
+  const WorkerOutcome outcome = run_worker(slow, directory_, "job", 1.0, {}, 30.0);
+  EXPECT_EQ(outcome.end, End::hung) << explain(outcome);
+  EXPECT_FALSE(outcome.killed_in_kernel()) << explain(outcome);
+  std::filesystem::remove(directory_ / "job.progress");
+  YAML::Node hang = job("kernel_hang");
+  hang["progress"] = (directory_ / "job.progress").string();
+  const WorkerOutcome in_kernel = run_worker(hang, directory_, "job", 1.0, {}, 30.0);
+  EXPECT_EQ(in_kernel.end, End::hung) << explain(in_kernel);
+  EXPECT_FALSE(in_kernel.kernel_overran) << "the job's limit came first";
+  EXPECT_TRUE(in_kernel.killed_in_kernel()) << explain(in_kernel);
+}
+
 TEST_F(WorkerClient, DeathBySignalIsACrashWithThatSignal) {
   const WorkerOutcome outcome = run(job("segfault"));
   EXPECT_EQ(outcome.end, End::crashed) << explain(outcome);

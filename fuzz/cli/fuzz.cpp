@@ -303,6 +303,13 @@ int command_mutants(const Options& o) {
       row["cases"] = it->cases_run;
       ++survivors;
       std::printf("%-18s %-7s %6lld  survived\n", name.c_str(), "no", static_cast<long long>(it->cases_run));
+    } else if (it->failure->failure_class == fuzz::FailureClass::timeout) {
+      // Time ran out in host work (a huge case): the fuzzer reached no verdict, so this is no kill.
+      row["killed"] = false;
+      row["note"] = "inconclusive: " + it->failure->message.substr(0, 300);
+      ++survivors;
+      std::printf("%-18s %-7s %6s  inconclusive (%s)\n", name.c_str(), "no", "-",
+                  it->failure->message.substr(0, 120).c_str());
     } else {
       const FuzzFailure& f = *it->failure;
       const std::string klass =

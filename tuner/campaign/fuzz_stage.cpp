@@ -34,8 +34,8 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   job.huge_weight = options.huge_weight;
   job.progress = options.work_directory / (name + ".progress");
   std::filesystem::remove(job.progress);
-  const WorkerOutcome outcome =
-      run_worker(to_yaml(job), options.work_directory, name, options.timeout_s, {}, options.kernel_deadline_s);
+  const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s, {},
+                                           options.kernel_deadline_s);
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;
@@ -44,11 +44,15 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
     out.failure = result.failure;
     if (out.passed || out.failure) return out;
   }
-  // The worker did not report a verdict: the watchdog or the exit status says what happened.
+  // The worker did not report a verdict: the watchdog or the exit status says what happened. Killed with
+  // no kernel running (its progress names host work: making or judging a case, shrinking), the job ran out
+  // of time rather than the kernel hanging.
   FuzzFailure failure;
-  failure.failure_class = outcome.end == WorkerOutcome::End::hung    ? fuzz::FailureClass::hang
-                          : outcome.end == WorkerOutcome::End::error ? fuzz::FailureClass::launch_error
-                                                                     : fuzz::FailureClass::crash;
+  failure.failure_class =
+      outcome.end == WorkerOutcome::End::hung
+          ? (outcome.killed_in_kernel() ? fuzz::FailureClass::hang : fuzz::FailureClass::timeout)
+      : outcome.end == WorkerOutcome::End::error ? fuzz::FailureClass::launch_error
+                                                 : fuzz::FailureClass::crash;
   failure.message = "worker " + outcome.describe();
   if (outcome.result && outcome.result["error"])
     failure.message += ": " + outcome.result["error"]["message"].as<std::string>();

@@ -23,6 +23,11 @@ struct WorkerOutcome {
   /// Killed because one kernel launch ran longer than the kernel deadline (a deadlock on the device), not
   /// because the whole job ran out of time.
   bool kernel_overran = false;
+  /// Killed (End::hung) while a kernel ran: past the kernel deadline, or at the job's limit with the progress
+  /// file last saying "kernel". False for a kill during host work, which is a timeout rather than a hang.
+  bool killed_in_kernel() const {
+    return end == End::hung && (kernel_overran || last_progress.rfind("kernel ", 0) == 0);
+  }
   double kernel_deadline_s = 0;
 
   /// One line: `finished`, `crashed (signal 11: Segmentation fault) during: case m=...`,
