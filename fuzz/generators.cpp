@@ -1,6 +1,7 @@
 #include "fuzz/generators.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,34 @@ Gen<Shape> gen_shape(const CaseSpace& s) {
 }
 
 }  // namespace
+
+std::vector<CaseRecord> sanitizer_cases(const CaseSpace& space) {
+  const int64_t unit = std::lcm(space.k_unit, space.n_unit);
+  const auto round_up = [unit](int64_t value) { return (value + unit - 1) / unit * unit; };
+  const int64_t m = round_up(space.tile_m), n = round_up(space.tile_n), k = round_up(space.tile_k);
+  const int64_t ring = round_up(space.stages * space.tile_k);
+  std::vector<CaseRecord> cases(3);
+  for (CaseRecord& c : cases) {
+    c.layout = space.layouts.front();
+    c.distribution = Distribution::small_int;
+    c.seed = 1;
+  }
+  cases[0].m = 2 * m;
+  cases[0].n = 2 * n;
+  cases[0].k = 3 * ring;
+  cases[0].grid = space.varies_grid ? 2 : 0;
+  cases[1].m = m + unit;
+  cases[1].n = n + unit;
+  cases[1].k = k + unit;
+  cases[1].alpha = 2;
+  cases[1].beta = 1;
+  cases[2].m = 3 * m;
+  cases[2].n = n;
+  cases[2].k = 2 * ring;
+  cases[2].grid = space.varies_grid ? 1 : 0;
+  cases[2].splits = space.varies_splits ? 3 : 0;
+  return cases;
+}
 
 Gen<CaseRecord> gen_case(const CaseSpace& space) {
   const CaseSpace s = space;

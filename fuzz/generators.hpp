@@ -41,6 +41,13 @@ struct CaseSpace {
 
 rc::Gen<CaseRecord> gen_case(const CaseSpace& space);
 
+/// Three small cases, fixed rather than drawn, for replays under compute-sanitizer, whose tools see races
+/// and barrier misuse that outputs rarely show: two tiles per CTA on a grid of 2 (when the candidate takes a
+/// grid) with K several trips round the pipeline; partial tiles in M, N and K with beta != 0; and three tile
+/// rows on one CTA with 3 K splits (when the candidate splits K). Every size is a multiple of the space's
+/// alignment units, in its first layout.
+std::vector<CaseRecord> sanitizer_cases(const CaseSpace& space);
+
 /// The bug classes a record exercises, for coverage counts: `m_tail`, `k_lt_tile`, `large_k`,
 /// `beta_nonzero`...
 std::vector<std::string> case_tags(const CaseRecord& record, const CaseSpace& space);

@@ -54,7 +54,7 @@ TEST(CliHelp, EverySubcommandExplainsItself) {
       {"tune show --help", "--json"},     {"tune export --help", "--format"},
       {"tune merge --help", "--prefer"},  {"tune report --help", "--problem"},
       {"fuzz run --help", "--budget"},    {"fuzz replay --help", "--sanitize"},
-      {"fuzz mutants --help", "--cases"},
+      {"fuzz mutants --help", "--cases"}, {"fuzz mutants --help", "--sanitize"},
   };
   for (const auto& [command, option] : cases) {
     const Outcome r = run(kBin + command);
@@ -149,6 +149,10 @@ TEST(CliExitCodes, AsDocumented) {
       run("sh -c '" + kBin + "fuzz mutants configs/smoke.yaml --template gemm_wgmma 2>&1'");
   EXPECT_EQ(mutants.exit_code, 2);
   EXPECT_NE(mutants.out.find("no point of template gemm_wgmma"), std::string::npos) << mutants.out;
+  // An unknown sanitizer tool is bad input, named, before any compile.
+  const Outcome tool = run("sh -c '" + kBin + "fuzz mutants configs/smoke.yaml --sanitize leakcheck 2>&1'");
+  EXPECT_EQ(tool.exit_code, 2);
+  EXPECT_NE(tool.out.find("--sanitize leakcheck: expected"), std::string::npos) << tool.out;
 }
 
 }  // namespace

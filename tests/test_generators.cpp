@@ -207,6 +207,29 @@ TEST(Generators, EveryShrinkIsACaseTheCandidateAcceptsAndLargeMShrinks) {
   EXPECT_GT(large_m_with_smaller_shrink, 0);
 }
 
+// The cases replayed under compute-sanitizer are cases the candidate accepts, with several tiles per CTA,
+// partial tiles in every dimension and, where the candidate takes them, a small grid and K splits.
+TEST(Generators, SanitizerCasesAreAcceptedAndReachTheRacyPaths) {
+  for (const CaseSpace& space : coverage_spaces()) {
+    SCOPED_TRACE(describe(space));
+    const std::vector<CaseRecord> cases = sanitizer_cases(space);
+    ASSERT_EQ(cases.size(), 3u);
+    for (const CaseRecord& c : cases) EXPECT_EQ(violation(c, space), "") << to_string(c);
+    const auto tags = [&](const CaseRecord& c) {
+      const std::vector<std::string> t = case_tags(c, space);
+      return std::set<std::string>(t.begin(), t.end());
+    };
+    const int64_t tiles =
+        ((cases[0].m + space.tile_m - 1) / space.tile_m) * ((cases[0].n + space.tile_n - 1) / space.tile_n);
+    EXPECT_GE(tiles, 4);
+    EXPECT_GE(cases[0].k, 2 * space.stages * space.tile_k) << "K goes round the pipeline more than once";
+    EXPECT_EQ(cases[0].grid, space.varies_grid ? 2 : 0);
+    for (const char* tag : {"m_tail", "n_tail", "k_tail", "beta_nonzero"})
+      EXPECT_TRUE(tags(cases[1]).count(tag)) << tag << " in " << to_string(cases[1]);
+    EXPECT_EQ(cases[2].splits, space.varies_splits ? 3 : 0);
+  }
+}
+
 /// Keeps these deliberately failing runs out of RapidCheck's end-of-program "reproduce" report.
 class SilentListener : public rc::detail::TestListener {
  public:

@@ -4,8 +4,8 @@
 //                                                     is spent
 //   fuzz replay FILE [--sanitize TOOL]                run a reproducer's case again (optionally under
 //                                                     compute-sanitizer)
-//   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; report which were
-//                                                     caught
+//   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; replay survivors
+//                                                     under compute-sanitizer; report which were caught
 // Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced), 2 bad input,
 // 3 no usable GPU.
 #include <CLI/CLI.hpp>
@@ -13,12 +13,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <regex>
+#include <sstream>
 
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/common/version.hpp"
+#include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/templates/gemm_mma.hpp"
@@ -41,10 +44,8 @@ struct Options {
   int64_t cases = 0;
   int jobs = 0;
   bool huge = false;
-  double timeout_s = 0;
-  std::string
-      template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)  ///<
-                      ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
+  double timeout_s = 0;       ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
+  std::string template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)
   bool json = false;
   std::string command_line;
 };
@@ -167,6 +168,30 @@ int command_run(const Options& o) {
   return failed.empty() ? 0 : 1;
 }
 
+/// The command line that runs a worker under compute-sanitizer's `tool` (exit code 9 on any report).
+std::vector<std::string> sanitizer_wrapper(const std::string& tool) {
+  static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
+  if (std::find(tools.begin(), tools.end(), tool) == tools.end())
+    throw Error(ErrorKind::bad_input,
+                "--sanitize " + tool + ": expected memcheck, racecheck, synccheck or initcheck");
+  return {"compute-sanitizer", "--tool", tool, "--error-exitcode", "9", "--print-limit", "20"};
+}
+
+/// The first line of compute-sanitizer's output that reports something (an error, a hazard, a barrier
+/// misuse), or its summary line; empty when it printed neither.
+std::string sanitizer_report(const std::string& output) {
+  static const std::regex finding(R"(=+ +((?:.*(?:[Ee]rror|[Hh]azard|[Bb]arrier|[Ii]nvalid)).*))");
+  std::string summary;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, finding)) continue;
+    if (line.find("SUMMARY") == std::string::npos) return m[1];
+    summary = m[1];
+  }
+  return summary;
+}
+
 int command_replay(const Options& o) {
   const Reproducer r = read_reproducer(o.file);
   const Candidate candidate = parse_candidate_id(r.candidate);
@@ -185,14 +210,8 @@ int command_replay(const Options& o) {
   if (compiled.front().status == CompileStatus::compile_failed)
     throw Error(ErrorKind::compile,
                 "the reproducer's candidate no longer compiles: " + compiled.front().message);
-  std::vector<std::string> wrapper;
-  if (!o.sanitize.empty()) {
-    static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
-    if (std::find(tools.begin(), tools.end(), o.sanitize) == tools.end())
-      throw Error(ErrorKind::bad_input,
-                  "--sanitize " + o.sanitize + ": expected memcheck, racecheck, synccheck or initcheck");
-    wrapper = {"compute-sanitizer", "--tool", o.sanitize, "--error-exitcode", "9", "--print-limit", "20"};
-  }
+  const std::vector<std::string> wrapper =
+      o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);
   CaseJob job{r.candidate, compiled.front().image, r.failure.shrunk_case, 2, work / "replay.progress"};
   std::printf("replaying %s\n  case %s\n  recorded on %s (driver %s): %s%s%s\n  now on %s (driver %s)%s\n",
               r.candidate.c_str(), fuzz::to_string(job.record).c_str(), r.card.c_str(), r.driver.c_str(),
@@ -215,6 +234,42 @@ int command_replay(const Options& o) {
   std::printf("result: %s%s%s: %s\n", result.refused ? "refused" : result.failure_class.c_str(),
               result.subtype.empty() ? "" : "/", result.subtype.c_str(), result.message.c_str());
   return 1;
+}
+
+struct SanitizerFinding {
+  fuzz::CaseRecord record;
+  std::string message;
+};
+
+/// Replays `compiled` on fuzz::sanitizer_cases under compute-sanitizer (`wrapper`); the first case that does
+/// not end cleanly (a report, a crash, a hang, a wrong output), or nullopt.
+std::optional<SanitizerFinding> sanitizer_finding(const CompiledCandidate& compiled,
+                                                  const std::vector<std::string>& wrapper,
+                                                  const fs::path& work, const std::string& name,
+                                                  int64_t sm_count) {
+  const std::vector<fuzz::CaseRecord> cases =
+      fuzz::sanitizer_cases(device::case_space_for(compiled.candidate, sm_count));
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const std::string job_name = name + "-" + std::to_string(index);
+    const CaseJob job{compiled.candidate.id(), compiled.image, cases[index], 1,
+                      work / (job_name + ".progress")};
+    fs::remove(job.progress);
+    // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
+    const WorkerOutcome outcome = run_worker(to_yaml(job), work, job_name, 600, wrapper, 120);
+    if (outcome.end == WorkerOutcome::End::failed_to_start)
+      throw Error(ErrorKind::unsupported,
+                  "cannot run compute-sanitizer (--sanitize none skips it): " + outcome.stderr_tail);
+    if (outcome.end == WorkerOutcome::End::finished) {
+      const CaseResult result = case_result_from_yaml(outcome.result);
+      if (result.passed || result.refused) continue;
+      return SanitizerFinding{cases[index], result.failure_class + (result.subtype.empty() ? "" : "/") +
+                                                result.subtype + ": " + result.message.substr(0, 200)};
+    }
+    const std::string report = sanitizer_report(outcome.stderr_tail);
+    return SanitizerFinding{cases[index],
+                            "worker " + outcome.describe() + (report.empty() ? "" : "; " + report)};
+  }
+  return std::nullopt;
 }
 
 // The point mutants are injected into: of the first template the config searches (or the one named), the
@@ -257,7 +312,15 @@ int command_mutants(const Options& o) {
     m.mutant = static_cast<int>(code);
     mutants.push_back(m);
   }
-  const auto compiled = compile_candidates(config, mutants, o.jobs);
+  // What outputs rarely show (a race that needs unlucky timing) compute-sanitizer's tools often do: mutants
+  // that survive the fuzz cases are replayed under one, once the unmutated candidate is seen to pass it.
+  const std::string tool = o.sanitize.empty() ? "synccheck" : o.sanitize;
+  const std::vector<std::string> wrapper =
+      tool == "none" ? std::vector<std::string>{} : sanitizer_wrapper(tool);
+  mutants.insert(mutants.begin(), base);  // compiled as the sanitizer's control, not fuzzed
+  auto compiled = compile_candidates(config, mutants, o.jobs);
+  const CompiledCandidate control = compiled.front();
+  compiled.erase(compiled.begin());
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const int64_t cases = o.cases ? o.cases : 200;
@@ -270,6 +333,14 @@ int command_mutants(const Options& o) {
                       1};
   auto fuzzed = fuzz_stage(compiled, options);
   write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
+  const int64_t sm_count = config.gpu.limits.sm_count;
+  std::optional<SanitizerFinding> control_finding;
+  if (!wrapper.empty()) {
+    if (control.status != CompileStatus::compiled)
+      throw Error(ErrorKind::compile, "the unmutated candidate " + control.candidate.id() +
+                                          " did not compile: " + control.message.substr(0, 300));
+    control_finding = sanitizer_finding(control, wrapper, work, "sanitize-none", sm_count);
+  }
 
   YAML::Node report;
   report["format"] = "tunefuzz-mutants/1";
@@ -282,6 +353,12 @@ int command_mutants(const Options& o) {
   report["base_candidate"] = base.id();
   report["cases_budget"] = cases;
   report["seed"] = options.seed;
+  report["sanitizer"] = wrapper.empty() ? std::string("none") : "compute-sanitizer --tool " + tool;
+  if (control_finding)
+    report["sanitizer_control"] = "the unmutated candidate fails under " + tool + " too, so no mutant is " +
+                                  "judged by it: " + fuzz::to_string(control_finding->record) + ": " +
+                                  control_finding->message;
+  if (control_finding) std::printf("note: %s\n", report["sanitizer_control"].as<std::string>().c_str());
   std::printf("\nbase %s, %lld cases per mutant, seed %llu\n%-18s %-7s %6s  %-22s %s\n", base.id().c_str(),
               static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant",
               "killed", "cases", "class", "shrunk case");
@@ -298,18 +375,34 @@ int command_mutants(const Options& o) {
       row["note"] = std::string("not fuzzed: ") + to_string(c.status) + " " + c.message.substr(0, 200);
       ++survivors;
       std::printf("%-18s %-7s %6s  %s\n", name.c_str(), "no", "-", row["note"].as<std::string>().c_str());
-    } else if (!it->failure) {
-      row["killed"] = false;
-      row["cases"] = it->cases_run;
-      ++survivors;
-      std::printf("%-18s %-7s %6lld  survived\n", name.c_str(), "no", static_cast<long long>(it->cases_run));
-    } else if (it->failure->failure_class == fuzz::FailureClass::timeout) {
-      // Time ran out in host work (a huge case): the fuzzer reached no verdict, so this is no kill.
-      row["killed"] = false;
-      row["note"] = "inconclusive: " + it->failure->message.substr(0, 300);
-      ++survivors;
-      std::printf("%-18s %-7s %6s  inconclusive (%s)\n", name.c_str(), "no", "-",
-                  it->failure->message.substr(0, 120).c_str());
+    } else if (!it->failure || it->failure->failure_class == fuzz::FailureClass::timeout) {
+      // The outputs never exposed it, or time ran out in host work (a huge case) before they could.
+      const auto finding = wrapper.empty() || control_finding
+                               ? std::nullopt
+                               : sanitizer_finding(c, wrapper, work, "sanitize-" + name, sm_count);
+      if (finding) {
+        row["killed"] = true;
+        row["caught_by"] = "compute-sanitizer --tool " + tool;
+        row["cases_until_detection"] = it->cases_run;
+        row["class"] = "sanitizer/" + tool;
+        row["shrunk_case"] = to_yaml(finding->record);
+        row["message"] = finding->message.substr(0, 300);
+        std::printf("%-18s %-7s %6lld  %-22s %s  (%s)\n", name.c_str(), "yes",
+                    static_cast<long long>(it->cases_run), ("sanitizer/" + tool).c_str(),
+                    fuzz::to_string(finding->record).c_str(), finding->message.substr(0, 120).c_str());
+      } else if (!it->failure) {
+        row["killed"] = false;
+        row["cases"] = it->cases_run;
+        ++survivors;
+        std::printf("%-18s %-7s %6lld  survived\n", name.c_str(), "no",
+                    static_cast<long long>(it->cases_run));
+      } else {
+        row["killed"] = false;
+        row["note"] = "inconclusive: " + it->failure->message.substr(0, 300);
+        ++survivors;
+        std::printf("%-18s %-7s %6s  inconclusive (%s)\n", name.c_str(), "no", "-",
+                    it->failure->message.substr(0, 120).c_str());
+      }
     } else {
       const FuzzFailure& f = *it->failure;
       const std::string klass =
@@ -318,6 +411,7 @@ int command_mutants(const Options& o) {
       const bool small =
           f.shrunk_case.m <= 2 * p["BM"] && f.shrunk_case.n <= 2 * p["BN"] && f.shrunk_case.k <= 2 * p["BK"];
       row["killed"] = true;
+      row["caught_by"] = "fuzz cases";
       row["cases_until_detection"] = f.cases_until_failure;
       row["class"] = klass;
       row["shrunk_case"] = to_yaml(f.shrunk_case);
@@ -382,6 +476,10 @@ int main(int argc, char** argv) {
   });
   mutants->add_option("-o,--output", o.output, "report file (default: WORK/mutants.yaml)");
   mutants->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
+  mutants->add_option("--sanitize", o.sanitize,
+                      "compute-sanitizer tool the mutants that survive the fuzz cases are replayed under, "
+                      "after the unmutated candidate passes it: synccheck (default), racecheck, memcheck, "
+                      "initcheck, or none");
 
   try {
     app.parse(argc, argv);
