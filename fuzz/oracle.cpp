@@ -399,15 +399,47 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
           "output is " + shape(out) + " but A·B is " + std::to_string(m) + "x" + std::to_string(n));
   VerdictBuilder builder(m, n);
 
-  // 1. Non-finite outputs, judged one by one; their rows cannot be projected. With finite operands the
-  //    reference is finite, so only a few (the examples) are recomputed; otherwise every one is.
-  std::vector<bool> row_finite(static_cast<size_t>(m), true);
+  // 1. One pass over the output, split into row blocks across cores (huge outputs hold 2^31 elements): which
+  //    rows hold a non-finite value, and with rounds the projections out·r and |out||r|. Each thread reuses
+  //    one block buffer: a fresh 32 MiB block for every step spent much of its time in page faults.
+  std::vector<char> row_finite(static_cast<size_t>(m), 1);  // char, not bool: threads write neighbours
+  Eigen::MatrixXd got(m, rounds_), got_abs(m, rounds_);
+  const int64_t step = block_rows(n);
+  const int64_t blocks = (m + step - 1) / step;
+  std::atomic<int64_t> next_block{0};
+  const auto scan = [&] {
+    Eigen::MatrixXd o;
+    for (int64_t block = next_block++; block < blocks; block = next_block++) {
+      const int64_t begin = block * step, count = std::min(step, m - begin);
+      if (rounds_ > 0) o.resize(count, n);  // the size of the previous block: no reallocation
+      for (int64_t row = 0; row < count; ++row) {
+        bool finite = true;
+        for (int64_t col = 0; col < n; ++col) {
+          const double value = out.get(begin + row, col);
+          if (rounds_ > 0) o(row, col) = value;
+          finite = finite && std::isfinite(value);
+        }
+        row_finite[static_cast<size_t>(begin + row)] = finite;
+      }
+      if (rounds_ == 0) continue;
+      got.middleRows(begin, count).noalias() = o * r_;
+      got_abs.middleRows(begin, count).noalias() = o.cwiseAbs() * r_abs_;
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  for (unsigned t = 1; t < std::min<int64_t>(threads, blocks); ++t) pool.emplace_back(scan);
+  scan();
+  for (auto& thread : pool) thread.join();
+
+  // 2. Non-finite outputs, judged one by one in row order; their rows cannot be projected. With finite
+  //    operands the reference is finite, so only a few (the examples) are recomputed; otherwise every one is.
   int64_t non_finite_seen = 0;
   for (int64_t row = 0; row < m; ++row) {
+    if (row_finite[static_cast<size_t>(row)]) continue;
     for (int64_t col = 0; col < n; ++col) {
       const double value = out.get(row, col);
       if (std::isfinite(value)) continue;
-      row_finite[static_cast<size_t>(row)] = false;
       double expected = 0;  // finite for sure when the operands are
       if (!finite_operands_ || non_finite_seen < static_cast<int64_t>(kMaxExamples)) {
         expected = exact_element(operands, row, col).value;
@@ -419,7 +451,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
     }
   }
 
-  // 2. Sampled elements, recomputed exactly and judged against the element bound.
+  // 3. Sampled elements, recomputed exactly and judged against the element bound.
   for (int64_t key : choose_samples(m, n, samples, tile_rows, tile_cols, seed)) {
     const int64_t row = key / n, col = key % n;
     const double value = out.get(row, col);
@@ -433,28 +465,9 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
 
   if (rounds_ == 0) return builder.finish();
 
-  // 3. Projections: out·r against the cached alpha·A(B·r) + beta·C·r. The pass over the output is split into
-  //    row blocks across cores (large outputs hold 10^8 elements); judging stays in row order.
+  // 4. Projections, judged in row order: out·r against the cached alpha·A(B·r) + beta·C·r.
   //    Tolerance per row: the element bound summed with weights |r_j|, written with |out| in place of
   //    |ref| (hence the factor 1 + 2·u_out), plus the error of the double arithmetic itself.
-  Eigen::MatrixXd got(m, rounds_), got_abs(m, rounds_);
-  const int64_t step = block_rows(n);
-  const int64_t blocks = (m + step - 1) / step;
-  std::atomic<int64_t> next_block{0};
-  const auto project = [&] {
-    for (int64_t block = next_block++; block < blocks; block = next_block++) {
-      const int64_t begin = block * step, count = std::min(step, m - begin);
-      const Eigen::MatrixXd o = to_eigen(out, begin, count);
-      got.middleRows(begin, count).noalias() = o * r_;
-      got_abs.middleRows(begin, count).noalias() = o.cwiseAbs() * r_abs_;
-    }
-  };
-  std::vector<std::thread> pool;
-  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
-  for (unsigned t = 1; t < std::min<int64_t>(threads, blocks); ++t) pool.emplace_back(project);
-  project();
-  for (auto& thread : pool) thread.join();
-
   const double u_out = unit_roundoff(model.output);
   const double accumulation = accumulation_factor(model);
   const double arithmetic = 4.0 * static_cast<double>(k + n + 4) * 0x1p-53;  // double rounding of the sums

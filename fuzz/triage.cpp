@@ -1,6 +1,10 @@
 #include "fuzz/triage.hpp"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <thread>
+#include <vector>
 
 namespace tunefuzz::fuzz {
 
@@ -50,13 +54,29 @@ IncorrectKind classify_incorrect(const Verdict& v, int64_t m, int64_t n, int64_t
   const int64_t full_m = m / tile_m * tile_m, full_n = n / tile_n * tile_n;
   bool tail_only = (full_m < m || full_n < n) && full_m > 0 && full_n > 0;
   const int64_t tiles_m = (m + tile_m - 1) / tile_m, tiles_n = (n + tile_n - 1) / tile_n;
+  // The mask holds m·n bits, 2^31 for the largest cases: the scan is split across cores by tile rows, each
+  // thread counting into its own rows of failed_in_tile.
   std::vector<int64_t> failed_in_tile(tiles_m * tiles_n, 0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      if (v.failed_mask[i * n + j]) {
-        if (i < full_m && j < full_n) tail_only = false;
-        ++failed_in_tile[(i / tile_m) * tiles_n + j / tile_n];
-      }
+  std::atomic<bool> failed_in_full_tile{false};
+  std::atomic<int64_t> next_tile_row{0};
+  const auto count = [&] {
+    for (int64_t tile_row = next_tile_row++; tile_row < tiles_m; tile_row = next_tile_row++) {
+      bool in_full_tile = false;
+      for (int64_t i = tile_row * tile_m; i < std::min(m, (tile_row + 1) * tile_m); ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (v.failed_mask[i * n + j]) {
+            in_full_tile = in_full_tile || (i < full_m && j < full_n);
+            ++failed_in_tile[tile_row * tiles_n + j / tile_n];
+          }
+      if (in_full_tile) failed_in_full_tile = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  for (unsigned t = 1; t < std::min<int64_t>(threads, tiles_m); ++t) pool.emplace_back(count);
+  count();
+  for (auto& thread : pool) thread.join();
+  if (failed_in_full_tile) tail_only = false;
   if (tail_only) return IncorrectKind::tail_only;
   bool whole_tiles = tiles_m * tiles_n > 1;
   for (int64_t t = 0; t < tiles_m * tiles_n && whole_tiles; ++t) {

@@ -303,6 +303,12 @@ class FuzzProperty : public InTemporaryDirectory {
   FuzzJob job_;
 };
 
+/// A bug for the property tests: the last column of C is wrong whenever N > 8.
+void breaks_the_last_column_past_n_8(HostDevice& device, const CaseLaunch& l) {
+  if (l.shape.n > 8)
+    for (int64_t i = 0; i < l.shape.m; ++i) device.c_at(l, i, l.shape.n - 1) = 0.5f;
+}
+
 TEST_F(FuzzProperty, ACorrectKernelPassesEveryCase) {
   HostDevice device;
   const FuzzResult result = fuzz(device);
@@ -328,11 +334,7 @@ TEST_F(FuzzProperty, ACorrectKernelPassesEveryCase) {
 
 TEST_F(FuzzProperty, ABuggyKernelFailsAndShrinksKeepingTheClass) {
   HostDevice device;
-  // Drops the last column whenever N > 8: caught, and shrunk to a case that still has N > 8.
-  device.bug = [](HostDevice& d, const CaseLaunch& l) {
-    if (l.shape.n > 8)
-      for (int64_t i = 0; i < l.shape.m; ++i) d.c_at(l, i, l.shape.n - 1) = 0.5f;
-  };
+  device.bug = breaks_the_last_column_past_n_8;  // caught, and shrunk to a case that still has N > 8
   const FuzzResult result = fuzz(device);
   EXPECT_FALSE(result.passed);
   ASSERT_TRUE(result.failure);
@@ -342,6 +344,31 @@ TEST_F(FuzzProperty, ABuggyKernelFailsAndShrinksKeepingTheClass) {
   EXPECT_GT(shrunk.n, 8);
   EXPECT_LE(shrunk.m * shrunk.n * shrunk.k, first.m * first.n * first.k);
   EXPECT_FALSE(result.failure->reproduce.empty());
+}
+
+// Shrinking runs each record once (a repeat reuses its verdict: huge records take seconds of host work each),
+// and the failure is on record (write_partial) while shrinking goes on, so a job killed then still reports
+// it.
+TEST_F(FuzzProperty, ShrinkingRunsEachRecordOnceWithTheFailureAlreadyOnRecord) {
+  HostDevice device;
+  device.bug = breaks_the_last_column_past_n_8;
+  const FuzzResult result = fuzz(device);
+  ASSERT_TRUE(result.failure);
+  std::ifstream lines(job_.progress);
+  std::set<std::string> shrinks;
+  int64_t shrink_lines = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("shrink ", 0) == 0) {
+      ++shrink_lines;
+      EXPECT_TRUE(shrinks.insert(line).second) << "run twice: " << line;
+    }
+  EXPECT_GT(shrink_lines, 0);
+  ASSERT_TRUE(fs::exists(directory_ / "partial.yaml"));
+  const FuzzResult partial = fuzz_result_from_yaml(read_yaml(directory_ / "partial.yaml"));
+  ASSERT_TRUE(partial.failure);
+  EXPECT_EQ(partial.failure->failure_class, FailureClass::incorrect);
+  EXPECT_EQ(partial.failure->shrunk_case, result.failure->shrunk_case);
+  EXPECT_EQ(partial.failure->first_case, result.failure->first_case);
 }
 
 TEST_F(FuzzProperty, APoisonedDeviceReportsACrashAndExitsWithCodeFour) {

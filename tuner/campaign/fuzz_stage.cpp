@@ -42,6 +42,9 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
     out.cases_run = result.cases_run;
     out.coverage = result.coverage;
     out.failure = result.failure;
+    // Killed after a failure was on record (while shrinking): the failure stands, shrunk as far as it got.
+    if (out.failure && outcome.end == WorkerOutcome::End::hung)
+      out.failure->message += " (shrinking cut short: worker " + outcome.describe() + ")";
     if (out.passed || out.failure) return out;
   }
   // The worker did not report a verdict: the watchdog or the exit status says what happened. Killed with

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -239,6 +240,15 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
   FuzzResult result;
   std::optional<FuzzFailure> failure;  // set at the first failure, updated by every shrink step taken
   int64_t cases = 0;
+  // Shrinking tries some records more than once (a huge shape's shrinks round to the same record, seconds of
+  // host work each): from the first failure on, each record's verdict is kept and a repeat is not rerun.
+  std::map<std::string, CaseOutcome> tried;
+  const auto run = [&](const fuzz::CaseRecord& record, const std::string& line) {
+    progress.write((failure ? "shrink " : "case ") + line);
+    return run_case(device, candidate, record, true, [&](bool running) {
+      progress.write(std::string(running ? kKernelLine : "judge") + " " + line);
+    });
+  };
   const auto property = [&]() {
     const fuzz::CaseRecord record = *fuzz::gen_case(space);
     if (!failure) {
@@ -246,12 +256,10 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
       RC_TAG(join(fuzz::case_tags(record, space)));
     }
     const std::string line = fuzz::to_string(record);
-    progress.write((failure ? "shrink " : "case ") + line);
     CaseOutcome outcome;
     try {
-      outcome = run_case(device, candidate, record, true, [&](bool running) {
-        progress.write(std::string(running ? kKernelLine : "judge") + " " + line);
-      });
+      const auto seen = tried.find(line);
+      outcome = seen != tried.end() ? seen->second : run(record, line);
     } catch (const std::exception& e) {
       if (!device.poisons(e)) throw;
       // Nothing more can run in this process: report the case at hand (unshrunk) and leave.
@@ -266,6 +274,7 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
       write_partial(result);
       std::_Exit(kExitContextPoisoned);
     }
+    if (failure || !outcome.passed) tried.emplace(line, outcome);
     if (outcome.refused) RC_DISCARD(outcome.message);
     if (outcome.passed) return;
     if (failure && outcome.failure_class != failure->failure_class) return;  // shrinking keeps the class
@@ -280,6 +289,10 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
     failure->subtype = outcome.subtype;
     failure->message = outcome.message;
     failure->shrunk_case = record;
+    // On record before shrinking goes on: a job killed while shrinking still reports the failure it found.
+    result.cases_run = cases;
+    result.failure = failure;
+    write_partial(result);
     RC_FAIL(outcome.message);
   };
 
