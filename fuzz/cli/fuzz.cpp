@@ -265,9 +265,10 @@ std::optional<SanitizerFinding> sanitizer_finding(const CompiledCandidate& compi
       return SanitizerFinding{cases[index], result.failure_class + (result.subtype.empty() ? "" : "/") +
                                                 result.subtype + ": " + result.message.substr(0, 200)};
     }
+    // The tool's finding first: the console shows only the start of the message.
     const std::string report = sanitizer_report(outcome.stderr_tail);
-    return SanitizerFinding{cases[index],
-                            "worker " + outcome.describe() + (report.empty() ? "" : "; " + report)};
+    const std::string worker = "worker " + outcome.describe();
+    return SanitizerFinding{cases[index], report.empty() ? worker : report + " (" + worker + ")"};
   }
   return std::nullopt;
 }
