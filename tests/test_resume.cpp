@@ -28,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kTune = TUNEFUZZ_BINARY_DIR "/bin/tune";
+const std::string kFuzz = TUNEFUZZ_BINARY_DIR "/bin/fuzz";
 const std::string kConfig = TUNEFUZZ_SOURCE_DIR "/configs/smoke.yaml";
 
 class Resume : public ::testing::Test {
@@ -53,8 +54,8 @@ class Resume : public ::testing::Test {
     fs::remove_all(root_);
   }
 
-  static pid_t start(std::vector<std::string> args) {
-    args.insert(args.begin(), kTune);
+  static pid_t start(std::vector<std::string> args, const std::string& binary = kTune) {
+    args.insert(args.begin(), binary);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -64,7 +65,7 @@ class Resume : public ::testing::Test {
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     pid_t pid = 0;
-    const int error = posix_spawn(&pid, kTune.c_str(), &actions, nullptr, argv.data(), environ);
+    const int error = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     return error == 0 ? pid : -1;
   }
@@ -130,6 +131,30 @@ TEST_F(Resume, KilledAtAnyMomentAndResumedEndsWithTheUninterruptedTable) {
       }
     }
   }
+}
+
+// fuzz run's budget bounds a round as well: once it is spent no candidate's job starts, so a round of slow
+// jobs ends with the jobs that were running instead of running to its end.
+TEST_F(Resume, FuzzRunStartsNoJobOnceItsBudgetIsSpent) {
+  std::ifstream in(kConfig);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("fuzz_workers: 4");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 15, "fuzz_workers: 1");  // one job at a time: four 6 s jobs would take 24 s
+  const fs::path config = root_ / "one_worker.yaml";
+  std::ofstream(config) << text;
+  ::setenv("FAKE_STEP_S", "6", 1);
+  const auto begin = std::chrono::steady_clock::now();
+  const int code = wait_for(start({"run", config.string(), "--budget", "5s", "--work-dir",
+                                   (root_ / "fuzz-run").string(), "-o", (root_ / "fuzz-run.yaml").string()},
+                                  kFuzz));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  ::setenv("FAKE_STEP_S", "0.3", 1);
+  ASSERT_EQ(code, 0);
+  const YAML::Node report = YAML::LoadFile((root_ / "fuzz-run.yaml").string());
+  EXPECT_EQ(report["rounds"].as<int>(), 1);
+  EXPECT_EQ(report["last_round_not_started"].as<int>(), 3) << "one job started within the budget";
+  EXPECT_LT(seconds, 18) << "the round ran on past its budget";
 }
 
 TEST_F(Resume, TheCandidatesRunningWhenItDiedAreQuarantinedUnlessRetried) {

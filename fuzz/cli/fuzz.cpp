@@ -98,7 +98,9 @@ int command_run(const Options& o) {
   const auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  // Each round fuzzes every candidate still standing with a fresh seed; stop when the budget is spent.
+  // Each round fuzzes every candidate still standing with a fresh seed; no job starts once the budget is
+  // spent (the jobs running then finish), so a round can end early.
+  int64_t not_started = 0;
   while (!alive.empty() && elapsed() < budget_s) {
     FuzzOptions options{
         work,
@@ -107,7 +109,11 @@ int command_run(const Options& o) {
         static_cast<int>(config.budgets.fuzz_workers),
         o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s,
         o.huge ? 1 : 0};
+    options.no_job_after = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                       std::chrono::duration<double>(budget_s));
     auto results = fuzz_stage(alive, options);
+    not_started = 0;
+    for (const FuzzedCandidate& r : results) not_started += r.not_started;
     write_reproducers(results, work / "reproducers", template_directory(), device, config.gpu.arch);
     std::vector<CompiledCandidate> still;
     for (size_t i = 0; i < results.size(); ++i) {
@@ -121,9 +127,12 @@ int command_run(const Options& o) {
     alive = std::move(still);
     ++rounds;
   }
-  std::fprintf(text, "\n%lld rounds, %lld cases in %.0f s; seed %llu\ncoverage (cases per tag):\n",
-               static_cast<long long>(rounds), static_cast<long long>(cases), elapsed(),
-               static_cast<unsigned long long>(seed));
+  std::fprintf(text, "\n%lld rounds, %lld cases in %.0f s; seed %llu\n", static_cast<long long>(rounds),
+               static_cast<long long>(cases), elapsed(), static_cast<unsigned long long>(seed));
+  if (not_started > 0)
+    std::fprintf(text, "the budget ran out during the last round: %lld candidates not fuzzed in it\n",
+                 static_cast<long long>(not_started));
+  std::fprintf(text, "coverage (cases per tag):\n");
   for (const auto& [tag, count] : coverage)
     std::fprintf(text, "  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
   std::map<std::string, int64_t> by_class;
@@ -143,6 +152,7 @@ int command_run(const Options& o) {
   report["command"] = o.command_line;
   report["seed"] = seed;
   report["rounds"] = rounds;
+  report["last_round_not_started"] = not_started;
   report["cases"] = cases;
   report["seconds"] = static_cast<int64_t>(elapsed());
   report["candidates"] = static_cast<int64_t>(

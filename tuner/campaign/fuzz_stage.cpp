@@ -144,6 +144,13 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   const auto work = [&] {
     for (size_t r = next++; r < run.size(); r = next++) {
       const size_t i = run[r];
+      if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
+        out[i].candidate = todo[i]->candidate;
+        out[i].image = todo[i]->image;
+        out[i].not_started = true;
+        progress.advance(todo[i]->candidate.id() + ": not started (out of time)");
+        continue;
+      }
       if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
       out[i] = fuzz_one(*todo[i], options, i);
       if (journal) journal->record(fuzzed_event(out[i]));
@@ -155,13 +162,16 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
   for (auto& thread : pool) thread.join();
-  int64_t passed = 0, held = 0;
+  int64_t passed = 0, held = 0, not_started = 0;
   for (const auto& f : out) {
     passed += f.passed;
     held += f.quarantined;
+    not_started += f.not_started;
   }
-  progress.finish(std::to_string(passed) + " passed, " + std::to_string(out.size() - passed - held) +
-                  " failed" + (held ? ", " + std::to_string(held) + " quarantined" : std::string()) +
+  progress.finish(std::to_string(passed) + " passed, " +
+                  std::to_string(out.size() - passed - held - not_started) + " failed" +
+                  (held ? ", " + std::to_string(held) + " quarantined" : std::string()) +
+                  (not_started ? ", " + std::to_string(not_started) + " not started" : std::string()) +
                   (run.size() < out.size()
                        ? "; " + std::to_string(out.size() - run.size() - held) + " taken from the journal"
                        : std::string()));

@@ -7,6 +7,7 @@
 // GPUs or machines without changing what it means.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -69,6 +70,8 @@ struct FuzzedCandidate {
   std::filesystem::path reproducer;    ///< written by write_reproducers for a failure
   /// Running when an earlier run of the campaign died: not retried (unless asked), not timed.
   bool quarantined = false;
+  /// Not started: the stage's FuzzOptions::no_job_after had passed (neither passed nor failed).
+  bool not_started = false;
 };
 
 struct FuzzOptions {
@@ -84,6 +87,9 @@ struct FuzzOptions {
   /// case's kernel finishes in well under a second (the huge cases write 2^31 elements in milliseconds and
   /// spend their seconds on the host), while a deadlocked pipeline never returns.
   double kernel_deadline_s = 30;
+  /// No candidate's job starts after this moment (`fuzz run --budget`): the jobs running finish, and the
+  /// candidates left come back not_started. Unset: every candidate runs.
+  std::optional<std::chrono::steady_clock::time_point> no_job_after;
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
