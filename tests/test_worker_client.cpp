@@ -15,10 +15,12 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <signal.h>
 #include <unistd.h>
 
+#include "tuner/common/error.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
@@ -178,6 +180,31 @@ TEST_F(WorkerClient, AKillDuringHostWorkIsNotAKillInAKernel) {
   EXPECT_EQ(in_kernel.end, End::hung) << explain(in_kernel);
   EXPECT_FALSE(in_kernel.kernel_overran) << "the job's limit came first";
   EXPECT_TRUE(in_kernel.killed_in_kernel()) << explain(in_kernel);
+}
+
+// What `fuzz mutants` and `fuzz replay` put in front of the worker, and what they quote of the tool's output
+// (shaped like compute-sanitizer's; the finding is the one synccheck reported for init_in_role on the H200).
+TEST(Sanitizer, WrapsTheWorkerAndQuotesTheFirstFinding) {
+  EXPECT_EQ(sanitizer_wrapper("synccheck"),
+            (std::vector<std::string>{"compute-sanitizer", "--tool", "synccheck", "--error-exitcode", "9",
+                                      "--print-limit", "20"}));
+  try {
+    sanitizer_wrapper("leakcheck");
+    ADD_FAILURE() << "an unknown tool was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+    EXPECT_NE(std::string(e.what()).find("--sanitize leakcheck"), std::string::npos) << e.what();
+  }
+  const std::string synccheck =
+      "========= COMPUTE-SANITIZER\n"
+      "========= Barrier error detected. Missing init.\n"
+      "=========     at 0x1a30 in tf_gemm_rr\n"
+      "=========     Saved host backtrace up to driver entry point at error\n"
+      "========= ERROR SUMMARY: 1 error\n";
+  EXPECT_EQ(sanitizer_report(synccheck), "Barrier error detected. Missing init.");
+  EXPECT_EQ(sanitizer_report("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 1 error\n"),
+            "ERROR SUMMARY: 1 error");
+  EXPECT_EQ(sanitizer_report("========= COMPUTE-SANITIZER\nworker: a message of its own\n"), "");
 }
 
 TEST_F(WorkerClient, DeathBySignalIsACrashWithThatSignal) {

@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <optional>
 #include <regex>
-#include <sstream>
 
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
@@ -176,30 +175,6 @@ int command_run(const Options& o) {
   std::fprintf(text, "report: %s\n", output.c_str());
   if (o.json) std::fputs(to_json(report).c_str(), stdout);
   return failed.empty() ? 0 : 1;
-}
-
-/// The command line that runs a worker under compute-sanitizer's `tool` (exit code 9 on any report).
-std::vector<std::string> sanitizer_wrapper(const std::string& tool) {
-  static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
-  if (std::find(tools.begin(), tools.end(), tool) == tools.end())
-    throw Error(ErrorKind::bad_input,
-                "--sanitize " + tool + ": expected memcheck, racecheck, synccheck or initcheck");
-  return {"compute-sanitizer", "--tool", tool, "--error-exitcode", "9", "--print-limit", "20"};
-}
-
-/// The first line of compute-sanitizer's output that reports something (an error, a hazard, a barrier
-/// misuse), or its summary line; empty when it printed neither.
-std::string sanitizer_report(const std::string& output) {
-  static const std::regex finding(R"(=+ +((?:.*(?:[Ee]rror|[Hh]azard|[Bb]arrier|[Ii]nvalid)).*))");
-  std::string summary;
-  std::istringstream lines(output);
-  for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, finding)) continue;
-    if (line.find("SUMMARY") == std::string::npos) return m[1];
-    summary = m[1];
-  }
-  return summary;
 }
 
 int command_replay(const Options& o) {

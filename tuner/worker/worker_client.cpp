@@ -9,10 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -182,6 +185,27 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
       outcome.end = WorkerOutcome::End::error;
   }
   return outcome;
+}
+
+std::vector<std::string> sanitizer_wrapper(const std::string& tool) {
+  static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
+  if (std::find(tools.begin(), tools.end(), tool) == tools.end())
+    throw Error(ErrorKind::bad_input,
+                "--sanitize " + tool + ": expected memcheck, racecheck, synccheck or initcheck");
+  return {"compute-sanitizer", "--tool", tool, "--error-exitcode", "9", "--print-limit", "20"};
+}
+
+std::string sanitizer_report(const std::string& output) {
+  static const std::regex finding(R"(=+ +(.*(?:[Ee]rror|[Hh]azard|[Bb]arrier|[Ii]nvalid).*))");
+  std::string summary;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, finding)) continue;
+    if (line.find("SUMMARY") == std::string::npos) return m[1];
+    summary = m[1];
+  }
+  return summary;
 }
 
 }  // namespace tunefuzz

@@ -48,4 +48,12 @@ WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& dir
                          const std::string& name, double timeout_s,
                          const std::vector<std::string>& wrapper = {}, double kernel_deadline_s = 0);
 
+/// The `wrapper` that runs a worker under compute-sanitizer's `tool` (memcheck, racecheck, synccheck or
+/// initcheck), exiting 9 on any report; throws Error{bad_input} naming `--sanitize TOOL` for another tool.
+std::vector<std::string> sanitizer_wrapper(const std::string& tool);
+
+/// The first line of compute-sanitizer's output that reports something (an error, a hazard, a barrier
+/// misuse), without the tool's `=========` prefix; else its summary line; else empty.
+std::string sanitizer_report(const std::string& output);
+
 }  // namespace tunefuzz
