@@ -89,7 +89,7 @@ struct FuzzOptions {
   double kernel_deadline_s = 30;
   /// No candidate's job starts after this moment (`fuzz run --budget`): the jobs running finish, and the
   /// candidates left come back not_started. Unset: every candidate runs.
-  std::optional<std::chrono::steady_clock::time_point> no_job_after;
+  std::optional<std::chrono::steady_clock::time_point> no_job_after = std::nullopt;
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
