@@ -29,9 +29,11 @@ enum class Distribution {
 const char* to_string(Distribution distribution);
 bool parse_distribution(const std::string& text, Distribution& out);
 
-/// True when every product and partial sum of this distribution is exact in fp32 (for K < 2^20), so the
-/// exact oracle applies.
+/// True when the distribution draws integers whose products are at most kLargestExactProduct in magnitude,
+/// so every partial sum is exact in an accumulator holding 9·K (fp32: K < 2^20) and the exact oracle
+/// applies (fuzz::exact_applies).
 bool is_exact(Distribution distribution);
+inline constexpr double kLargestExactProduct = 9;  ///< alternating: ±3 · ±3; the other exact ones stay below
 
 /// One GEMM test case. Leading dimensions are the minimum (the stored row length: K for row-major A, M for
 /// column-major A, N or K for B, N for C) plus the padding.

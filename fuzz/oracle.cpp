@@ -280,10 +280,9 @@ double accumulation_factor(const ArithmeticModel& model) {
 }
 
 bool exact_applies(Distribution distribution, const ArithmeticModel& model) {
-  constexpr double kLargestProduct = 9;  // alternating: ±3 · ±3; the other exact distributions stay below
   if (!is_exact(distribution)) return false;
   const auto holds = [](int64_t terms, double unit_roundoff) {
-    return kLargestProduct * static_cast<double>(terms) <= 1.0 / unit_roundoff;  // integers up to 2^p exact
+    return kLargestExactProduct * static_cast<double>(terms) <= 1.0 / unit_roundoff;  // integers to 2^p
   };
   if (model.group > 0 && !holds(std::min(model.group, model.k), model.group_unit_roundoff)) return false;
   return holds(model.k, unit_roundoff(model.accumulator));
