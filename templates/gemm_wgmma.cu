@@ -8,7 +8,13 @@
 // Registers move from the producer to the consumers with setmaxnreg. CTAs walk output tiles with stride
 // gridDim.x (templates/tile_map.h, GROUP_M rasterisation), so a grid of fewer CTAs than tiles is a persistent
 // launch; the ring's stage and phase carry on across tiles, so the producer loads the next tile while the
-// consumers finish this one. Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the
+// consumers finish this one.
+// Clusters (CLUSTER_M or CLUSTER_N = 2, launched with a cluster dimension of 2): the two CTAs of a cluster
+// take adjacent tiles of one cluster tile (tf_cluster_tile) and share the operand those tiles have in common,
+// B for CLUSTER_M = 2 and A for CLUSTER_N = 2: each CTA loads half of every box of it and multicasts the half
+// to both CTAs, so L2 sends that operand to the SMs once instead of twice. A stage is then written by both
+// CTAs' producers, so each consumer warp releases it to the `empty` barriers of both CTAs, and a CTA leaves
+// only after a cluster barrier (its partner may still arrive on its barriers). Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the
 // instruction reads M- or N-major tiles), or fp8 e4m3/e5m2 (m64nNk32, A row-major and B column-major only).
 // The epilogue applies alpha (and beta, reading C only when beta != 0); with beta == 0 and a 16-byte aligned
 // C it stages 128-byte column slabs in shared memory and stores them with TMA (which clips partial tiles),
@@ -43,6 +49,12 @@
 #ifndef GROUP_M
 #define GROUP_M 8  // CTA raster swizzle: tile rows walked together so concurrent CTAs share L2 lines
 #endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 1  // CTAs of a cluster along M (1 or 2): 2 = two tile rows share each B tile by multicast
+#endif
+#ifndef CLUSTER_N
+#define CLUSTER_N 1  // CTAs of a cluster along N (1 or 2): 2 = two tile columns share each A tile by multicast
+#endif
 #ifndef TF_INPUT
 #define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _FP8E4M3, _FP8E5M2)
 #endif
@@ -62,6 +74,9 @@
 #define TF_MUTANT_SKIPS_ADVANCE 6        // a consumer skips the scheduler's advance after a partial tile
 #define TF_MUTANT_NO_ACC_INIT 7          // accumulators are zeroed once per CTA, not once per tile
 #define TF_MUTANT_BETA0_READS_C 8        // the epilogue reads C (scaled by 0) even when beta == 0
+#define TF_MUTANT_MULTICAST_SELF 9       // (clusters) a shared operand's half is multicast to its own CTA only
+#define TF_MUTANT_RELEASE_LOCAL 10       // (clusters) a stage is released to the own CTA's `empty` only
+#define TF_MUTANT_NO_EXIT_SYNC 11        // (clusters) a CTA exits without waiting for its partner
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
@@ -85,6 +100,7 @@ constexpr int kMmaK = 32 / kElemBytes;               // K of one wgmma: 16 (16-b
 constexpr int kWgM = BM / CONSUMERS;                 // rows each consumer warpgroup owns
 constexpr int kMi = kWgM / 64;                       // m64 blocks per consumer
 constexpr int kThreads = 128 * (1 + CONSUMERS);
+constexpr int kCluster = CLUSTER_M * CLUSTER_N;  // CTAs per cluster
 // fp8 wgmma adds into its accumulators with less than fp32 precision (Hopper keeps ~14 mantissa bits across
 // the chain of additions into D): each K tile is computed into fresh registers and added into the fp32 sums
 // on the CUDA cores ("promotion"), which takes a second set of accumulators.
@@ -115,6 +131,8 @@ static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN must be 64, 1
 static_assert(BK % tf::kSlab == 0 && BK <= 256, "BK must be a multiple of 128 bytes of input, at most 256");
 static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage loading while one is consumed)");
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
+static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER_M * CLUSTER_N <= 2,
+              "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2");
 static_assert(tf::kMi * BN / 2 * tf::kAccumulatorSets <= 256, "more than 256 accumulators per consumer thread");
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
@@ -185,6 +203,54 @@ __device__ __forceinline__ void barrier_arrive(tf_u64* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
 }
 
+// ---- Clusters ----
+__device__ __forceinline__ int cluster_rank() {
+  int rank;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+__device__ __forceinline__ int cluster_index() {
+  int index;
+  asm("mov.u32 %0, %%clusterid.x;" : "=r"(index));
+  return index;
+}
+__device__ __forceinline__ int cluster_count() {
+  int count;
+  asm("mov.u32 %0, %%nclusterid.x;" : "=r"(count));
+  return count;
+}
+__device__ __forceinline__ int cluster_size() {
+  int size;
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(size));
+  return size;
+}
+
+// Arrives on the mbarrier at the same shared-memory offset as `bar` in the cluster's CTA `rank`.
+__device__ __forceinline__ void barrier_arrive_remote(tf_u64* bar, int rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
+      "r"(rank)
+      : "memory");
+}
+
+// Waits for a phase whose arrivals may come from the other CTA of the cluster.
+__device__ __forceinline__ void barrier_wait_cluster(tf_u64* bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// Every thread of the cluster that has not exited: all of them arrive before any goes on.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 __device__ __forceinline__ void barrier_expect_bytes(tf_u64* bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes)
                : "memory");
@@ -196,6 +262,17 @@ __device__ __forceinline__ void tma_load(void* dst, const TfTensorMap* map, int 
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::
           "r"(smem_address(dst)),
       "l"(map), "r"(inner), "r"(outer), "r"(smem_address(bar))
+      : "memory");
+}
+
+// The same box into the same shared-memory offset of every CTA in `mask`, completing on the mbarrier at
+// `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_multicast(void* dst, const TfTensorMap* map, int inner, int outer,
+                                                   tf_u64* bar, tf_u16 mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_address(dst)),
+      "l"(map), "r"(inner), "r"(outer), "r"(smem_address(bar)), "h"(mask)
       : "memory");
 }
 
@@ -250,18 +327,42 @@ __device__ __forceinline__ tf_u64 operand_descriptor(tf_u32 stage, int row0, int
   return descriptor(address, BK * kSwizzleBytes, 1024);
 }
 
+// One box of an operand: into this CTA alone, or (PARTS = 2: the operand is shared by the cluster's two
+// CTAs) multicast into both.
+template <int PARTS>
+__device__ __forceinline__ void load_box(void* dst, const TfTensorMap* map, int inner, int outer, tf_u64* bar) {
+  if (PARTS == 1) {
+    tma_load(dst, map, inner, outer, bar);
+  } else {
+#if TF_MUTANT == TF_MUTANT_MULTICAST_SELF
+    const tf_u16 mask = static_cast<tf_u16>(1u << cluster_rank());
+#else
+    const tf_u16 mask = 0x3;
+#endif
+    tma_load_multicast(dst, map, inner, outer, bar, mask);
+  }
+}
+
 // TMA boxes of one operand tile into a stage (see operand_descriptor for the layout): K-major, one box of
 // kSlab K-columns × ROWS rows per column slab; M/N-major, one box of kSlab rows × BK K-rows per row slab.
-template <bool K_MAJOR, int ROWS>
+// An operand the cluster shares (PARTS = 2) is loaded in halves of every box along its rows (the tensor
+// map's box is half as tall): CTA `part` loads half `part` for both CTAs. Halves start a multiple of 1 KiB
+// apart, so the 128-byte swizzle reads the same as for whole boxes.
+template <bool K_MAJOR, int ROWS, int PARTS>
 __device__ __forceinline__ void load_operand(unsigned char* stage, const TfTensorMap* map, int row0, int k0,
-                                             tf_u64* bar) {
+                                             tf_u64* bar, int part) {
   if (K_MAJOR) {
+    constexpr int kRows = ROWS / PARTS;
 #pragma unroll
     for (int s = 0; s < BK / kSlab; ++s)
-      tma_load(stage + s * ROWS * kSwizzleBytes, map, k0 + s * kSlab, row0, bar);
+      load_box<PARTS>(stage + (s * ROWS + part * kRows) * kSwizzleBytes, map, k0 + s * kSlab, row0 + part * kRows,
+                      bar);
   } else {
+    constexpr int kRows = BK / PARTS;
 #pragma unroll
-    for (int s = 0; s < ROWS / kSlab; ++s) tma_load(stage + s * BK * kSwizzleBytes, map, row0 + s * kSlab, k0, bar);
+    for (int s = 0; s < ROWS / kSlab; ++s)
+      load_box<PARTS>(stage + (s * BK + part * kRows) * kSwizzleBytes, map, row0 + s * kSlab, k0 + part * kRows,
+                      bar);
   }
 }
 
@@ -300,7 +401,7 @@ struct Tile {
   tf_i64 m0, n0;
 };
 
-// The tile-walking state every role keeps the same way: tile index, then the ring position.
+// The ring position every role walks the same way: the stage, and the parity of its current phase.
 struct Ring {
   int stage = 0;
   int phase = 0;
@@ -312,9 +413,20 @@ struct Ring {
   }
 };
 
-__device__ __forceinline__ Tile tile_at(tf_i64 index, tf_i64 tiles_m, tf_i64 tiles_n) {
-  const TfTile t = tf_tile_map(index, tiles_m, tiles_n, GROUP_M, 1);
+// This CTA's tile of cluster tile `index` (it may lie past the last tile row or column: see gemm()).
+__device__ __forceinline__ Tile tile_at(tf_i64 index, int rank, tf_i64 tiles_m, tf_i64 tiles_n) {
+  const TfTile t = tf_cluster_tile(index, rank, tiles_m, tiles_n, CLUSTER_M, CLUSTER_N, GROUP_M);
   return {t.m * BM, t.n * BN};
+}
+
+// A consumer warp is done reading a stage: in a cluster, both CTAs' producers write it, so both hear.
+__device__ __forceinline__ void release(tf_u64* empty) {
+#if CLUSTER_M * CLUSTER_N == 1 || TF_MUTANT == TF_MUTANT_RELEASE_LOCAL
+  barrier_arrive(empty);
+#else
+#pragma unroll
+  for (int rank = 0; rank < kCluster; ++rank) barrier_arrive_remote(empty, rank);
+#endif
 }
 
 // Epilogue from registers: alpha·acc + beta·C, bounds-checked; C is read only when beta != 0.
@@ -406,11 +518,14 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 
   const int role = threadIdx.x / 128;  // 0: producer, 1..CONSUMERS: consumers
   const int thread = threadIdx.x % 128;
-  // `empty` completes when every consumer warp has finished reading the stage (one arrival per warp).
+  // `empty` completes when every consumer warp of every CTA that reads the stage's data has finished with it
+  // (one arrival per warp and CTA).
 #if TF_MUTANT == TF_MUTANT_ARRIVAL_COUNT
-  constexpr int kEmptyArrivals = 4 * CONSUMERS + 1;
-#else
+  constexpr int kEmptyArrivals = 4 * CONSUMERS * kCluster + 1;
+#elif TF_MUTANT == TF_MUTANT_RELEASE_LOCAL
   constexpr int kEmptyArrivals = 4 * CONSUMERS;
+#else
+  constexpr int kEmptyArrivals = 4 * CONSUMERS * kCluster;
 #endif
 #if TF_MUTANT != TF_MUTANT_INIT_IN_ROLE
   if (threadIdx.x == 0) {
@@ -420,12 +535,25 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+#endif
+#if CLUSTER_M * CLUSTER_N == 1
   __syncthreads();
+  const int rank = 0, cluster = blockIdx.x, clusters = gridDim.x;
+#else
+  // A launch without the cluster dimension this code was built for would deadlock or corrupt memory.
+  if (cluster_size() != kCluster) __trap();
+  // The partner's first multicast lands on this CTA's barriers: they must be initialised cluster-wide first.
+  cluster_sync();
+  const int rank = cluster_rank(), cluster = cluster_index(), clusters = cluster_count();
 #endif
 
+  // Clusters walk cluster tiles (CLUSTER_M x CLUSTER_N output tiles each); each CTA computes its own tile of
+  // one. Where tiles_m (tiles_n) is odd, the second CTA's tile of the last cluster row (column) lies past the
+  // matrix: the CTA still loads and multicasts its half of the shared operand, which its partner needs, and
+  // stores nothing.
   const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
   const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
-  const tf_i64 tiles = tiles_m * tiles_n;
+  const tf_i64 tiles = tf_ceil_div(tiles_m, CLUSTER_M) * tf_ceil_div(tiles_n, CLUSTER_N);
   const int k_tiles = static_cast<int>(tf_ceil_div(p.k, BK));
 
   if (role == 0) {
@@ -433,18 +561,25 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
 #endif
     if (thread != 0) return;
+    // The half of a shared operand this CTA loads for both.
+    const int a_part = CLUSTER_N == 2 ? rank : 0, b_part = CLUSTER_M == 2 ? rank : 0;
     Ring ring;
-    for (tf_i64 index = blockIdx.x; index < tiles; index += gridDim.x) {
-      const Tile t = tile_at(index, tiles_m, tiles_n);
+    for (tf_i64 index = cluster; index < tiles; index += clusters) {
+      const Tile t = tile_at(index, rank, tiles_m, tiles_n);
       for (int kt = 0; kt < k_tiles; ++kt) {
         // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
+#if CLUSTER_M * CLUSTER_N == 1
         barrier_wait(&empty[ring.stage], ring.phase ^ 1);
+#else
+        barrier_wait_cluster(&empty[ring.stage], ring.phase ^ 1);
+#endif
+        // Every CTA receives whole tiles (its own halves and its partner's): the bytes of A and B.
         barrier_expect_bytes(&full[ring.stage], kStageBytes);
         const int k0 = kt * BK;
-        load_operand<!A_COL, BM>(a_ring + ring.stage * kAStageBytes, map_a, static_cast<int>(t.m0), k0,
-                                 &full[ring.stage]);
-        load_operand<B_COL, BN>(b_ring + ring.stage * kBStageBytes, map_b, static_cast<int>(t.n0), k0,
-                                &full[ring.stage]);
+        load_operand<!A_COL, BM, CLUSTER_N>(a_ring + ring.stage * kAStageBytes, map_a, static_cast<int>(t.m0), k0,
+                                            &full[ring.stage], a_part);
+        load_operand<B_COL, BN, CLUSTER_M>(b_ring + ring.stage * kBStageBytes, map_b, static_cast<int>(t.n0), k0,
+                                           &full[ring.stage], b_part);
         ring.advance();
       }
     }
@@ -482,9 +617,9 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
 #endif
   Ring ring;
-  tf_i64 index = blockIdx.x;
+  tf_i64 index = cluster;
   while (index < tiles) {
-    const Tile t = tile_at(index, tiles_m, tiles_n);
+    const Tile t = tile_at(index, rank, tiles_m, tiles_n);
 #if TF_MUTANT != TF_MUTANT_NO_ACC_INIT
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi)
@@ -509,7 +644,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(part[mi]);
-      if (warp_leader) barrier_arrive(&empty[ring.stage]);
+      if (warp_leader) release(&empty[ring.stage]);
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi)
 #pragma unroll
@@ -525,7 +660,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
       // Keep one group in flight: once the previous K tile's wgmma are done, its stage can be refilled.
       wgmma_wait<1>();
-      if (previous >= 0 && warp_leader) barrier_arrive(&empty[previous]);
+      if (previous >= 0 && warp_leader) release(&empty[previous]);
       previous = ring.stage;
 #endif
       ring.advance();
@@ -533,22 +668,29 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     wgmma_wait<0>();
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
-    if (previous >= 0 && warp_leader) barrier_arrive(&empty[previous]);
+    if (previous >= 0 && warp_leader) release(&empty[previous]);
 
-    if (tma_store_c && p.beta == 0.0f && TF_MUTANT != TF_MUTANT_BETA0_READS_C)
+    if (t.m0 >= p.m || t.n0 >= p.n) {
+      // past the matrix (see above): nothing to store
+    } else if (tma_store_c && p.beta == 0.0f && TF_MUTANT != TF_MUTANT_BETA0_READS_C) {
       store_tma(p, acc, t, consumer, thread, my_staging, map_c);
-    else
+    } else {
       store_direct(p, acc, t, consumer, thread);
+    }
 #if TF_MUTANT == TF_MUTANT_SKIPS_ADVANCE
     // A partial tile (the last tile row or column) "is done", and the loop goes round without advancing.
     if (t.m0 + BM > p.m || t.n0 + BN > p.n) {
       if (tiles > 1) continue;
     }
 #endif
-    index += gridDim.x;
+    index += clusters;
   }
   // Shared memory must outlive the TMA stores that read it.
   if (thread == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#if CLUSTER_M * CLUSTER_N > 1 && TF_MUTANT != TF_MUTANT_NO_EXIT_SYNC
+  // ... and the partner's last arrivals on this CTA's `empty` barriers.
+  cluster_sync();
+#endif
 }
 
 }  // namespace tf

@@ -33,6 +33,23 @@ TF_HOST_DEVICE inline TfTile tf_tile_map(tf_i64 index, tf_i64 tiles_m, tf_i64 ti
   return tile;
 }
 
+// The tile of CTA `rank` (0 or 1) in cluster tile `index` of a launch in clusters of cluster_m x cluster_n
+// CTAs (one of them 1, the other 1 or 2): cluster tiles are cluster_m x cluster_n blocks of output tiles,
+// walked like tiles by tf_tile_map (group_m counts cluster tile rows), and the CTAs of a cluster take the
+// block's tiles in order. Where tiles_m (tiles_n) is not a multiple of cluster_m (cluster_n), the last block
+// row (column) reaches past the matrix: the tile returned for rank 1 there has m >= tiles_m (n >= tiles_n),
+// and the kernel stores nothing for it. Over all cluster tiles and ranks, the tiles inside the matrix are
+// each visited exactly once. With 1 x 1 clusters this is tf_tile_map.
+TF_HOST_DEVICE inline TfTile tf_cluster_tile(tf_i64 index, int rank, tf_i64 tiles_m, tf_i64 tiles_n, int cluster_m,
+                                             int cluster_n, tf_i64 group_m) {
+  const TfTile block =
+      tf_tile_map(index, tf_ceil_div(tiles_m, cluster_m), tf_ceil_div(tiles_n, cluster_n), group_m, 1);
+  TfTile tile;
+  tile.m = block.m * cluster_m + (cluster_m > 1 ? rank : 0);
+  tile.n = block.n * cluster_n + (cluster_n > 1 ? rank : 0);
+  return tile;
+}
+
 // K tiles [begin, end) of one split of a tile's K loop.
 struct TfKRange {
   tf_i64 begin;

@@ -348,11 +348,13 @@ TEST_F(GpuTest, WgmmaEdgeCasesPassOnEveryLayoutPointAndGrid) {
       record(200, 72, 1000, Distribution::normal, 2.0, -1.0),  // C read and scaled: the register epilogue
       record(1096, 520, 24, Distribution::sequential),         // 9 tile rows: a short last GROUP_M group
   };
+  // Grids of 1 and 3 CTAs become 2 and 4 (whole clusters) where the point clusters.
   const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
-      {},                                                       // 128 x 256, two consumers, four stages
-      {{"BN", 128}, {"STAGES", 3}},                             // narrower N, a three-stage ring
-      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}},  // one consumer, two K slabs per stage
-      {{"BM", 256}, {"BN", 128}, {"STAGES", 3}},                // two m64 blocks per consumer
+      {},  // 128 x 256, two consumers, four stages, 2x1 clusters sharing B
+      {{"BN", 128}, {"STAGES", 3}, {"CLUSTER_M", 1}},  // narrower N, a three-stage ring, no cluster
+      // one consumer, two K slabs per stage, 1x2 clusters sharing A
+      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}, {"CLUSTER_M", 1}, {"CLUSTER_N", 2}},
+      {{"BM", 256}, {"BN", 128}, {"STAGES", 3}},  // two m64 blocks per consumer, 2x1 clusters
   };
   const TypePair types[] = {{Precision::bf16, Precision::bf16}, {Precision::fp16, Precision::fp32}};
   for (const auto& point : points)
@@ -374,11 +376,13 @@ TEST_F(GpuTest, WgmmaFp8AndRefusals) {
   SKIP_UNLESS_SM90();
   for (CaseRecord c : {record(136, 264, 128), record(200, 72, 1024, Distribution::normal, 1.0, 0.5)}) {
     c.layout = {Order::row, Order::col};
-    for (const TypePair t : gemm_wgmma_fp8_template().supported_types) {
-      const device::CaseOutcome outcome = run_on(gemm_wgmma_fp8_template(), c, {}, t, 0);
-      EXPECT_TRUE(outcome.passed) << to_string(t.input) << "->" << to_string(t.output) << " "
-                                  << fuzz::to_string(c) << ": " << outcome.message;
-    }
+    for (const TypePair t : gemm_wgmma_fp8_template().supported_types)
+      for (const int64_t cluster_m : {1, 2}) {
+        const device::CaseOutcome outcome =
+            run_on(gemm_wgmma_fp8_template(), c, {{"CLUSTER_M", cluster_m}}, t, 0);
+        EXPECT_TRUE(outcome.passed) << to_string(t.input) << "->" << to_string(t.output) << " CLUSTER_M "
+                                    << cluster_m << " " << fuzz::to_string(c) << ": " << outcome.message;
+      }
   }
   // TMA cannot read rows that are not 16-byte aligned: refused, so another template serves the problem.
   CaseRecord odd = record(97, 131, 1031);

@@ -13,6 +13,7 @@
 
 #include "templates/tile_map.h"
 #include "tuner/templates/gemm_mma.hpp"
+#include "tuner/templates/gemm_wgmma.hpp"
 #include "tuner/templates/kernel_template.hpp"
 
 namespace {
@@ -185,6 +186,77 @@ RC_GTEST_PROP(TileMap, TheKernelWalkCoversEveryTileAndKTileOnce, ()) {
       RC_FAIL("tile (" + std::to_string(tile / tiles_n) + ", " + std::to_string(tile % tiles_n) +
               "), K tile " + std::to_string(static_cast<int64_t>(i) % k_tiles) + " visited " +
               std::to_string(visits[i]) + " times");
+    }
+}
+
+// The same law for gemm_wgmma's clusters: on the grid its launcher requests (every cluster tile, or a
+// persistent grid rounded up to whole clusters), each cluster walking cluster tiles with stride `clusters`
+// and each of its CTAs taking its tile through tf_cluster_tile, skipping tiles past the matrix as the kernel
+// does, every output tile is computed exactly once; both CTAs of a cluster walk the same number of cluster
+// tiles (they share a ring, so they must); and a shared operand's half boxes add up to the whole box.
+RC_GTEST_PROP(TileMap, TheClusterWalkComputesEveryTileOnce, ()) {
+  const int64_t bm = *rc::gen::element<int64_t>(64, 128, 256).as("BM");
+  const int64_t bn = *rc::gen::element<int64_t>(64, 128, 192, 256).as("BN");
+  const auto [cluster_m, cluster_n] =
+      *rc::gen::element(std::pair<int64_t, int64_t>{1, 1}, std::pair<int64_t, int64_t>{2, 1},
+                        std::pair<int64_t, int64_t>{1, 2})
+           .as("CLUSTER_M x CLUSTER_N");
+  const int64_t m = *gen_extent(bm).as("M");
+  const int64_t n = *gen_extent(bn).as("N");
+  const int64_t group_m = *rc::gen::inRange<int64_t>(1, 17).as("GROUP_M");
+  const int64_t tiles_m = tf_ceil_div(m, bm), tiles_n = tf_ceil_div(n, bn);
+  const int64_t requested = *rc::gen::inRange<int64_t>(0, tiles_m * tiles_n + 4).as("grid (0 = every tile)");
+
+  const tunefuzz::KernelTemplate& wgmma = tunefuzz::find_template("gemm_wgmma");
+  std::vector<std::pair<std::string, int64_t>> values = wgmma.default_point().values();
+  for (auto& [name, value] : values) {
+    if (name == "BM") value = bm;
+    if (name == "BN") value = bn;
+    if (name == "GROUP_M") value = group_m;
+    if (name == "CLUSTER_M") value = cluster_m;
+    if (name == "CLUSTER_N") value = cluster_n;
+  }
+  const tunefuzz::Point point(values);
+  tunefuzz::GemmShape shape;
+  shape.m = m;
+  shape.n = n;
+  shape.k = shape.lda = 64;
+  shape.ldb = shape.ldc = n;
+  const int64_t size = cluster_m * cluster_n;
+  const int64_t grid = tunefuzz::gemm_wgmma_grid(point, shape, requested);
+  RC_ASSERT(grid % size == 0);
+  RC_ASSERT(grid >= std::min(requested, tiles_m * tiles_n));  // never fewer CTAs than asked, tiles allowing
+  RC_ASSERT(wgmma.geometry(point, shape).cluster_x == size);
+  const int64_t clusters = grid / size;
+  const int64_t cluster_tiles = tf_ceil_div(tiles_m, cluster_m) * tf_ceil_div(tiles_n, cluster_n);
+
+  std::vector<int> visits(static_cast<size_t>(tiles_m * tiles_n), 0);
+  for (int64_t cluster = 0; cluster < clusters; ++cluster) {
+    int64_t walked[2] = {0, 0};
+    for (int rank = 0; rank < size; ++rank)
+      for (int64_t index = cluster; index < cluster_tiles; index += clusters) {
+        ++walked[rank];
+        const TfTile t = tf_cluster_tile(index, rank, tiles_m, tiles_n, static_cast<int>(cluster_m),
+                                         static_cast<int>(cluster_n), group_m);
+        RC_ASSERT(t.m >= 0 && t.n >= 0 && t.m < tiles_m + 1 && t.n < tiles_n + 1);
+        if (t.m >= tiles_m || t.n >= tiles_n) continue;  // the kernel stores nothing there
+        ++visits[static_cast<size_t>(t.m * tiles_n + t.n)];
+      }
+    if (size == 2) RC_ASSERT(walked[0] == walked[1]);
+  }
+  for (size_t i = 0; i < visits.size(); ++i)
+    if (visits[i] != 1)
+      RC_FAIL("tile (" + std::to_string(static_cast<int64_t>(i) / tiles_n) + ", " +
+              std::to_string(static_cast<int64_t>(i) % tiles_n) + ") computed " + std::to_string(visits[i]) +
+              " times");
+
+  for (const bool is_a : {true, false})
+    for (const bool along_k : {true, false}) {
+      const int64_t parts = is_a ? cluster_n : cluster_m;
+      const tunefuzz::TmaBox box = tunefuzz::gemm_wgmma_operand_box(point, is_a, along_k, 2);
+      RC_ASSERT(box.inner == 64);
+      RC_ASSERT(box.outer * parts == (along_k ? (is_a ? bm : bn) : point["BK"]));
+      RC_ASSERT(box.outer % 8 == 0);  // halves start a whole swizzle period (8 rows of 128 bytes) apart
     }
 }
 

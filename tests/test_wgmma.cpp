@@ -181,6 +181,14 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
        kFp8,
        "more than 256 accumulators per consumer thread",
        "accumulators"},
+      {{{"CLUSTER_M", 2}, {"CLUSTER_N", 2}},
+       kBf16,
+       "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2",
+       "cluster"},
+      {{{"CLUSTER_N", 3}, {"CLUSTER_M", 1}},
+       kBf16,
+       "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2",
+       "cluster"},
       {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2", ""},
   };
   const std::vector<std::string> all_messages = static_assert_messages(source().text);

@@ -1,7 +1,8 @@
 // Launcher of templates/gemm_wgmma.cu: encodes the TMA tensor maps of A, B (and C, when the epilogue can
 // store through TMA) for each problem, then launches one kernel on a grid of output tiles, or on as many CTAs
-// as are resident at once when PERSISTENT=1 (or on the fuzz case's grid). Maps are kept for the last
-// operands seen, so timed repeats of one problem do not pay for encoding.
+// as are resident at once when PERSISTENT=1 (or on the fuzz case's grid), in clusters of CLUSTER_M x
+// CLUSTER_N CTAs (a launch attribute). Maps are kept for the last operands seen, so timed repeats of one
+// problem do not pay for encoding.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -61,8 +62,12 @@ class GemmWgmmaRunner final : public GemmRunner {
       if (f)
         check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
               "cuFuncSetAttribute(max dynamic shared memory)");
+    const CUfunction first = gemm_[layout_index(t.layouts.front())];
+    cluster_ = candidate.point["CLUSTER_M"] * candidate.point["CLUSTER_N"];
     resident_ctas_ =
-        resident_ctas(gemm_[layout_index(t.layouts.front())], t.threads_per_block(candidate.point), smem);
+        cluster_ == 1
+            ? resident_ctas(first, t.threads_per_block(candidate.point), smem)
+            : resident_clusters(first, cluster_, t.threads_per_block(candidate.point), smem) * cluster_;
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -78,10 +83,10 @@ class GemmWgmmaRunner final : public GemmRunner {
       throw Error(ErrorKind::internal, candidate_.id() + " does not split K but was asked for splits");
     const KernelTemplate& t = *candidate_.kernel_template;
     LaunchGeometry geo = t.geometry(candidate_.point, g.shape);
-    int64_t grid = g.overrides.grid > 0             ? g.overrides.grid
-                   : candidate_.point["PERSISTENT"] ? resident_ctas_
-                                                    : 0;
-    if (grid > 0) geo.grid_x = std::min(geo.grid_x, grid);
+    const int64_t requested = g.overrides.grid > 0             ? g.overrides.grid
+                              : candidate_.point["PERSISTENT"] ? resident_ctas_
+                                                               : 0;
+    geo.grid_x = gemm_wgmma_grid(candidate_.point, g.shape, requested);
     const CUfunction gemm = gemm_[layout_index(g.shape.layout)];
     if (!gemm)
       throw Error(ErrorKind::unsupported,
@@ -89,9 +94,20 @@ class GemmWgmmaRunner final : public GemmRunner {
     Maps maps = maps_for(g);
     TfGemmParams p = gemm_params(g);
     void* args[] = {&p, &maps.map_a, &maps.map_b, &maps.map_c, &maps.tma_store_c};
-    check(cuLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1,
-                         1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
-          "cuLaunchKernel(tf_gemm_*)");
+    CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(geo.grid_x);
+    config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = static_cast<unsigned>(geo.block_x);
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = static_cast<unsigned>(geo.shared_memory_bytes);
+    config.hStream = stream;
+    CUlaunchAttribute cluster{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(geo.cluster_x);
+    cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    check(cuLaunchKernelEx(&config, gemm, args, nullptr), "cuLaunchKernelEx(tf_gemm_*)");
   }
 
  private:
@@ -139,8 +155,9 @@ class GemmWgmmaRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
-  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
-  int64_t resident_ctas_ = 1;
+  CUfunction gemm_[4] = {};    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
+  int64_t cluster_ = 1;        ///< CTAs per cluster
+  int64_t resident_ctas_ = 1;  ///< CTAs of the clusters that fit on the GPU at once
   mutable std::unique_ptr<Maps> maps_;  ///< the last operands' maps (a worker runs one GEMM at a time)
 };
 

@@ -37,6 +37,25 @@ int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memor
   return static_cast<int64_t>(sm_count) * std::max(per_sm, 1);
 }
 
+int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t threads,
+                          int64_t shared_memory_bytes) {
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(cluster_size);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(shared_memory_bytes);
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = static_cast<unsigned>(cluster_size);
+  cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  int clusters = 0;
+  check(cuOccupancyMaxActiveClusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
+  return std::max(clusters, 1);
+}
+
 std::string gemm_entry_name(const Layout& layout) {
   std::string name = "tf_gemm_" + to_string(layout);
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

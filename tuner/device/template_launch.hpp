@@ -20,6 +20,11 @@ void check_kernel_meta(const Module& module, const Candidate& candidate);
 /// launch's grid.
 int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memory_bytes);
 
+/// How many clusters of `cluster_size` CTAs of `function` are resident at once (at least 1): fewer than
+/// resident_ctas / cluster_size where a GPC's free SMs do not pair up.
+int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t threads,
+                          int64_t shared_memory_bytes);
+
 /// The entry point of a storage order, `tf_gemm_rr` … `tf_gemm_cc`, and its index 2·(A col) + (B col).
 std::string gemm_entry_name(const Layout& layout);
 int layout_index(const Layout& layout);

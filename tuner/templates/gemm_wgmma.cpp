@@ -32,6 +32,10 @@ int64_t threads(const Point& p) {
   return 128 * (1 + p["CONSUMERS"]);
 }
 
+int64_t cluster_size(const Point& p) {
+  return p["CLUSTER_M"] * p["CLUSTER_N"];
+}
+
 int64_t rows_per_consumer(const Point& p) {
   return p["CONSUMERS"] > 0 ? p["BM"] / p["CONSUMERS"] : 0;
 }
@@ -82,6 +86,11 @@ std::vector<Constraint> constraints(int64_t eb) {
           [eb](const Point& p) { return shared_memory(p, eb); }),
       {"stages", "STAGES must be at least 2: one stage loads while another is consumed",
        [](const Point& p, const GpuLimits&) { return p["STAGES"] >= 2; }},
+      {"cluster",
+       "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2: two CTAs at most, sharing B (2x1) or A (1x2)",
+       [](const Point& p, const GpuLimits&) {
+         return p["CLUSTER_M"] <= 2 && p["CLUSTER_N"] <= 2 && cluster_size(p) <= 2;
+       }},
   };
 }
 
@@ -96,11 +105,12 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   if (s.a_alignment % 16 != 0 || s.b_alignment % 16 != 0)
     return std::string(
         "TMA needs A and B base addresses aligned to 16 bytes; a gemm_mma candidate serves this problem");
-  if (std::max({s.m, s.n, s.k}) > INT32_MAX)
-    return std::string("TMA coordinates are 32-bit: M, N and K must be below 2^31");
-  const int64_t tiles = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
-  if (tiles > INT32_MAX && !p["PERSISTENT"])
-    return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
+  // A cluster's second tile may start one tile past the matrix (and its loads there read zeros).
+  if (std::max({s.m + p["BM"] * p["CLUSTER_M"], s.n + p["BN"] * p["CLUSTER_N"], s.k + p["BK"]}) > INT32_MAX)
+    return std::string("TMA coordinates are 32-bit: M, N and K plus a cluster's tiles must be below 2^31");
+  const int64_t ctas = gemm_wgmma_grid(p, s, 0);
+  if (ctas > INT32_MAX && !p["PERSISTENT"])
+    return "the grid would need " + std::to_string(ctas) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
   return std::nullopt;
 }
 
@@ -118,7 +128,9 @@ KernelTemplate make_template(const Family& f) {
       {"BK", kSwizzleBytes / eb, "CTA tile depth (K) per TMA stage, a multiple of 128 bytes"},
       {"STAGES", 4, "depth of the TMA ring of shared-memory stages"},
       {"CONSUMERS", 2, "consumer warpgroups issuing wgmma (a producer warpgroup issues the TMA loads)"},
-      {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
+      {"GROUP_M", 8, "CTA raster swizzle: tile rows (cluster tile rows) walked together for L2 reuse"},
+      {"CLUSTER_M", 2, "CTAs per cluster along M: 2 = two tile rows share each B tile (TMA multicast)"},
+      {"CLUSTER_N", 1, "CTAs per cluster along N: 2 = two tile columns share each A tile (TMA multicast)"},
       {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles",
        false},
   };
@@ -131,12 +143,18 @@ KernelTemplate make_template(const Family& f) {
     std::vector<std::string> out = {"wgmma.mma_async.sync.aligned", "cp.async.bulk.tensor.2d.shared::cluster",
                                     "mbarrier.try_wait.parity"};
     if (p["CONSUMERS"] == 2) out.push_back("setmaxnreg.inc");
+    if (cluster_size(p) > 1) {
+      out.push_back(".multicast::cluster");
+      out.push_back("mbarrier.arrive.release.cluster.shared::cluster");
+      out.push_back("barrier.cluster.wait");
+    }
     return out;
   };
   t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
   t.geometry = [eb](const Point& p, const GemmShape& s) {
     LaunchGeometry g;
-    g.grid_x = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]);
+    g.grid_x = gemm_wgmma_grid(p, s, 0);
+    g.cluster_x = cluster_size(p);
     g.block_x = threads(p);
     g.shared_memory_bytes = shared_memory(p, eb);
     return g;
@@ -176,7 +194,17 @@ const KernelTemplate& gemm_wgmma_fp8_template() {
 
 TmaBox gemm_wgmma_operand_box(const Point& p, bool is_a, bool stored_along_k, int64_t element_bytes) {
   const int64_t slab = kSwizzleBytes / element_bytes;
-  return {slab, stored_along_k ? (is_a ? p["BM"] : p["BN"]) : p["BK"]};
+  // An operand a cluster shares (B for CLUSTER_M = 2, A for CLUSTER_N = 2) is loaded in half boxes.
+  const int64_t parts = is_a ? p["CLUSTER_N"] : p["CLUSTER_M"];
+  return {slab, (stored_along_k ? (is_a ? p["BM"] : p["BN"]) : p["BK"]) / parts};
+}
+
+int64_t gemm_wgmma_grid(const Point& p, const GemmShape& s, int64_t requested) {
+  const int64_t tiles_m = (s.m + p["BM"] - 1) / p["BM"], tiles_n = (s.n + p["BN"] - 1) / p["BN"];
+  const int64_t cm = p["CLUSTER_M"], cn = p["CLUSTER_N"], size = cm * cn;
+  const int64_t all = ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn) * size;
+  if (requested <= 0) return all;
+  return std::min(all, (requested + size - 1) / size * size);
 }
 
 TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
@@ -185,9 +213,10 @@ TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
 
 const std::vector<std::string>& gemm_wgmma_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_wgmma.cu.
-  static const std::vector<std::string> names = {"none",          "k_tile_mismatch", "wrong_parity",
-                                                 "init_in_role",  "arrival_count",   "store_not_drained",
-                                                 "skips_advance", "no_acc_init",     "beta0_reads_c"};
+  static const std::vector<std::string> names = {"none",           "k_tile_mismatch", "wrong_parity",
+                                                 "init_in_role",   "arrival_count",   "store_not_drained",
+                                                 "skips_advance",  "no_acc_init",     "beta0_reads_c",
+                                                 "multicast_self", "release_local",   "no_exit_sync"};
   return names;
 }
 

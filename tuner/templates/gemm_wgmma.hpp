@@ -15,11 +15,15 @@ const KernelTemplate& gemm_wgmma_template();
 const KernelTemplate& gemm_wgmma_fp8_template();
 
 /// The box (inner, outer extent in elements) of the TMA tensor map of operand A (`is_a`) or B, as the kernel
-/// loads it: a 128-byte slab of the stored rows by the tile's other extent.
+/// loads it: a 128-byte slab of the stored rows by the tile's other extent (half of it for an operand the
+/// CTAs of a cluster share).
 struct TmaBox {
   int64_t inner = 0, outer = 0;
 };
 TmaBox gemm_wgmma_operand_box(const Point& point, bool is_a, bool stored_along_k, int64_t element_bytes);
+/// The CTAs to launch: whole clusters (CLUSTER_M x CLUSTER_N CTAs, one tile each) covering every tile, or,
+/// for `requested` > 0 (a persistent grid), that many rounded up to whole clusters, at most all of them.
+int64_t gemm_wgmma_grid(const Point& point, const GemmShape& shape, int64_t requested);
 /// The box of C's tensor map: a 128-byte slab of columns by one consumer's rows.
 TmaBox gemm_wgmma_output_box(const Point& point, int64_t output_bytes);
 

@@ -67,6 +67,7 @@ GemmShape shape_of(const Problem& problem);
 /// memory the launcher needs for per-problem set-up (packing, split-K workspaces, ...).
 struct LaunchGeometry {
   int64_t grid_x = 1, grid_y = 1, grid_z = 1;
+  int64_t cluster_x = 1;  ///< CTAs per thread-block cluster along x (grid_x is a multiple of it)
   int64_t block_x = 1;
   int64_t shared_memory_bytes = 0;
   int64_t workspace_bytes = 0;
