@@ -225,24 +225,17 @@ __device__ __forceinline__ int cluster_size() {
   return size;
 }
 
-// Arrives on the mbarrier at the same shared-memory offset as `bar` in the cluster's CTA `rank`.
+// Arrives on the mbarrier at the same shared-memory offset as `bar` in the cluster's CTA `rank`. The default
+// (CTA-scoped) release is enough: what the arrival orders is the end of wgmma reads of a stage (waited for
+// with wgmma.wait_group) before the TMA writes that refill it, both in the async proxy, which a generic
+// cluster-scoped release would not order anyway. `.release.cluster` here costs a cluster-wide fence per warp
+// and K tile: with it, 2-CTA clusters ran 1.6-2.4x slower than single CTAs on both cards (see docs/hopper.md).
 __device__ __forceinline__ void barrier_arrive_remote(tf_u64* bar, int rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
       "r"(rank)
-      : "memory");
-}
-
-// Waits for a phase whose arrivals may come from the other CTA of the cluster.
-__device__ __forceinline__ void barrier_wait_cluster(tf_u64* bar, int parity) {
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n}\n" ::"r"(smem_address(bar)),
-      "r"(parity)
       : "memory");
 }
 
@@ -568,11 +561,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       const Tile t = tile_at(index, rank, tiles_m, tiles_n);
       for (int kt = 0; kt < k_tiles; ++kt) {
         // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
-#if CLUSTER_M * CLUSTER_N == 1
         barrier_wait(&empty[ring.stage], ring.phase ^ 1);
-#else
-        barrier_wait_cluster(&empty[ring.stage], ring.phase ^ 1);
-#endif
         // Every CTA receives whole tiles (its own halves and its partner's): the bytes of A and B.
         barrier_expect_bytes(&full[ring.stage], kStageBytes);
         const int k0 = kt * BK;
