@@ -232,9 +232,15 @@ int run_tune(const std::string& args, std::string& output) {
 }
 
 TEST(TuneCheck, ACurrentTablePassesAStaleOneFails) {
+  // The H100 table is current for the tree; the H200 one is stale since 567b159 until its campaign is rerun
+  // (results/README.md), and check says so.
+  const std::string current = TUNEFUZZ_SOURCE_DIR "/results/h100.yaml";
   std::string output;
-  EXPECT_EQ(run_tune("check " + kCommittedTable, output), 0) << output;
-  std::string text = read(kCommittedTable);
+  EXPECT_EQ(run_tune("check " + current, output), 0) << output;
+  output.clear();
+  EXPECT_EQ(run_tune("check " + kCommittedTable, output), 1) << output;
+  EXPECT_NE(output.find("template gemm_wgmma changed"), std::string::npos) << output;
+  std::string text = read(current);
   const size_t at = text.find("gemm_mma: ") + std::string("gemm_mma: ").size();
   text.replace(at, 6, "000000");
   const fs::path stale = fs::temp_directory_path() / ("tunefuzz-stale-" + std::to_string(getpid()) + ".yaml");
