@@ -13,13 +13,17 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tuner/templates/gemm_wgmma.hpp"
 
 extern char** environ;
 
@@ -180,6 +184,47 @@ TEST_F(Resume, TheCandidatesRunningWhenItDiedAreQuarantinedUnlessRetried) {
   // Asked to, a later resume runs them and the table is the uninterrupted one.
   ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume", "--retry-quarantined"})), 0);
   EXPECT_EQ(problems(table), reference_);
+}
+
+// fuzz mutants injects each bug into one base point. A bug in code the base point does not compile (the
+// cluster bugs of gemm_wgmma, at a point without clusters) leaves the image as it was: no case could kill
+// it, so it is reported as not fuzzed, saying why, instead of as a survivor of the cases. (The fake worker
+// passes every case, so the mutants that do change the code survive here.)
+TEST_F(Resume, AMutantThatLeavesTheCodeAsItWasIsNotFuzzed) {
+  std::string text;
+  {
+    std::ifstream in(kConfig);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t from = text.find("templates:"), to = text.find("budgets:");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  text.replace(
+      from, to - from,
+      "templates:\n  - name: gemm_wgmma\n    space: {BM: [128], BN: [128], STAGES: [4], CLUSTER_M: [1], "
+      "CLUSTER_N: [1]}\n\n");
+  const fs::path config = root_ / "no-cluster.yaml";
+  std::ofstream(config) << text;
+  const fs::path report_path = root_ / "mutants.yaml";
+  const int code =
+      wait_for(start({"mutants", config.string(), "--template", "gemm_wgmma", "--cases", "2", "--sanitize",
+                      "none", "--work-dir", (root_ / "mutants").string(), "-o", report_path.string()},
+                     kFuzz));
+  EXPECT_EQ(code, 1) << "the fake worker passes every case: mutants survive";
+  const YAML::Node report = YAML::LoadFile(report_path.string());
+  EXPECT_NE(report["base_candidate"].as<std::string>().find("CLUSTER_M=1,CLUSTER_N=1"), std::string::npos);
+  const std::vector<std::string> cluster_only = {"multicast_self", "release_local", "no_exit_sync"};
+  ASSERT_EQ(report["mutants"].size(), 11u);
+  int row_index = 0;
+  for (const auto& row : report["mutants"]) {
+    const std::string name = row["mutant"].as<std::string>();
+    EXPECT_EQ(name, tunefuzz::gemm_wgmma_mutant_names()[static_cast<size_t>(++row_index)]) << "in code order";
+    const bool untouched = std::find(cluster_only.begin(), cluster_only.end(), name) != cluster_only.end();
+    const std::string note = row["note"] ? row["note"].as<std::string>() : "";
+    EXPECT_EQ(note.find("compiles to the unmutated candidate's code") != std::string::npos, untouched)
+        << name << ": " << note;
+    EXPECT_FALSE(row["killed"].as<bool>()) << name;
+  }
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <regex>
 
@@ -190,7 +192,7 @@ int command_replay(const Options& o) {
                 "the reproducer was recorded for " + r.arch + " but this GPU is " + device.arch,
                 {o.file, 0, 0, "arch"});
   Config config;
-  config.gpu = {device.name, device.arch, device.limits, {}};
+  config.gpu = {device.name, device.arch, device.limits, {}, {}};
   const auto compiled = compile_candidates(config, {candidate}, o.jobs);
   if (compiled.front().status == CompileStatus::compile_failed)
     throw Error(ErrorKind::compile,
@@ -258,6 +260,14 @@ std::optional<SanitizerFinding> sanitizer_finding(const CompiledCandidate& compi
   return std::nullopt;
 }
 
+// Whether two files hold the same bytes (two compiled images).
+bool same_bytes(const fs::path& a, const fs::path& b) {
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  if (!fa || !fb) return false;
+  return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
+                    std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
+}
+
 // The point mutants are injected into: of the first template the config searches (or the one named), the
 // template default if the config's space keeps it, else the first kept point; the element types of the
 // config's first problem that the template computes.
@@ -307,6 +317,15 @@ int command_mutants(const Options& o) {
   auto compiled = compile_candidates(config, mutants, o.jobs);
   const CompiledCandidate control = compiled.front();
   compiled.erase(compiled.begin());
+  // A bug in code the base point does not compile (a cluster bug at a point without clusters) leaves the
+  // image as it was: no case can kill it, so it is reported as such and not fuzzed.
+  std::vector<CompiledCandidate> no_ops;
+  std::erase_if(compiled, [&](const CompiledCandidate& c) {
+    const bool same = c.status == CompileStatus::compiled && control.status == CompileStatus::compiled &&
+                      same_bytes(c.image, control.image);
+    if (same) no_ops.push_back(c);
+    return same;
+  });
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const int64_t cases = o.cases ? o.cases : 200;
@@ -349,10 +368,30 @@ int command_mutants(const Options& o) {
               static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant",
               "killed", "cases", "class", "shrunk case");
   int survivors = 0;
-  for (const CompiledCandidate& c : compiled) {
+  std::vector<CompiledCandidate> rows = compiled;  // every mutant, in the order of their codes
+  rows.insert(rows.end(), no_ops.begin(), no_ops.end());
+  std::sort(rows.begin(), rows.end(), [](const CompiledCandidate& a, const CompiledCandidate& b) {
+    return a.candidate.mutant < b.candidate.mutant;
+  });
+  for (const CompiledCandidate& c : rows) {
     const std::string& name = names[static_cast<size_t>(c.candidate.mutant)];
     YAML::Node row;
     row["mutant"] = name;
+    const bool no_op = std::any_of(no_ops.begin(), no_ops.end(), [&](const CompiledCandidate& n) {
+      return n.candidate.mutant == c.candidate.mutant;
+    });
+    if (no_op) {
+      row["killed"] = false;
+      row["note"] = std::string(
+          "not fuzzed: compiles to the unmutated candidate's code at this base point (the bug is in code it "
+          "does "
+          "not compile); pick a base point that has it");
+      ++survivors;
+      std::printf("%-18s %-7s %6s  %s\n", name.c_str(), "no", "-",
+                  "not fuzzed: the unmutated candidate's code at this base point");
+      report["mutants"].push_back(row);
+      continue;
+    }
     const auto it = std::find_if(fuzzed.begin(), fuzzed.end(), [&](const FuzzedCandidate& f) {
       return f.candidate.id() == c.candidate.id();
     });
@@ -413,7 +452,7 @@ int command_mutants(const Options& o) {
   }
   const fs::path output = o.output.empty() ? work / "mutants.yaml" : fs::path(o.output);
   write_yaml(output, report);
-  std::printf("%d of %zu mutants survived; report: %s\n", survivors, compiled.size(), output.c_str());
+  std::printf("%d of %zu mutants survived; report: %s\n", survivors, rows.size(), output.c_str());
   return survivors == 0 ? 0 : 1;
 }
 
