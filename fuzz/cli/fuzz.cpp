@@ -17,6 +17,7 @@
 #include <iterator>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
@@ -319,13 +320,15 @@ int command_mutants(const Options& o) {
   compiled.erase(compiled.begin());
   // A bug in code the base point does not compile (a cluster bug at a point without clusters) leaves the
   // image as it was: no case can kill it, so it is reported as such and not fuzzed.
-  std::vector<CompiledCandidate> no_ops;
-  std::erase_if(compiled, [&](const CompiledCandidate& c) {
-    const bool same = c.status == CompileStatus::compiled && control.status == CompileStatus::compiled &&
-                      same_bytes(c.image, control.image);
-    if (same) no_ops.push_back(c);
-    return same;
-  });
+  std::set<int> no_ops;  // mutant codes
+  std::vector<CompiledCandidate> to_fuzz;
+  for (const CompiledCandidate& c : compiled) {
+    if (c.status == CompileStatus::compiled && control.status == CompileStatus::compiled &&
+        same_bytes(c.image, control.image))
+      no_ops.insert(c.candidate.mutant);
+    else
+      to_fuzz.push_back(c);
+  }
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const int64_t cases = o.cases ? o.cases : 200;
@@ -336,7 +339,7 @@ int command_mutants(const Options& o) {
                       static_cast<int>(config.budgets.fuzz_workers),
                       o.timeout_s > 0 ? o.timeout_s : std::max(600.0, config.budgets.candidate_timeout_s),
                       1};
-  auto fuzzed = fuzz_stage(compiled, options);
+  auto fuzzed = fuzz_stage(to_fuzz, options);
   write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
   const int64_t sm_count = config.gpu.limits.sm_count;
   std::optional<SanitizerFinding> control_finding;
@@ -368,19 +371,11 @@ int command_mutants(const Options& o) {
               static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant",
               "killed", "cases", "class", "shrunk case");
   int survivors = 0;
-  std::vector<CompiledCandidate> rows = compiled;  // every mutant, in the order of their codes
-  rows.insert(rows.end(), no_ops.begin(), no_ops.end());
-  std::sort(rows.begin(), rows.end(), [](const CompiledCandidate& a, const CompiledCandidate& b) {
-    return a.candidate.mutant < b.candidate.mutant;
-  });
-  for (const CompiledCandidate& c : rows) {
+  for (const CompiledCandidate& c : compiled) {
     const std::string& name = names[static_cast<size_t>(c.candidate.mutant)];
     YAML::Node row;
     row["mutant"] = name;
-    const bool no_op = std::any_of(no_ops.begin(), no_ops.end(), [&](const CompiledCandidate& n) {
-      return n.candidate.mutant == c.candidate.mutant;
-    });
-    if (no_op) {
+    if (no_ops.count(c.candidate.mutant)) {
       row["killed"] = false;
       row["note"] = std::string(
           "not fuzzed: compiles to the unmutated candidate's code at this base point (the bug is in code it "
@@ -452,7 +447,7 @@ int command_mutants(const Options& o) {
   }
   const fs::path output = o.output.empty() ? work / "mutants.yaml" : fs::path(o.output);
   write_yaml(output, report);
-  std::printf("%d of %zu mutants survived; report: %s\n", survivors, rows.size(), output.c_str());
+  std::printf("%d of %zu mutants survived; report: %s\n", survivors, compiled.size(), output.c_str());
   return survivors == 0 ? 0 : 1;
 }
 

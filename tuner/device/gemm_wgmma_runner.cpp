@@ -63,11 +63,11 @@ class GemmWgmmaRunner final : public GemmRunner {
         check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
               "cuFuncSetAttribute(max dynamic shared memory)");
     const CUfunction first = gemm_[layout_index(t.layouts.front())];
-    cluster_ = candidate.point["CLUSTER_M"] * candidate.point["CLUSTER_N"];
+    const int64_t cluster = candidate.point["CLUSTER_M"] * candidate.point["CLUSTER_N"];
     resident_ctas_ =
-        cluster_ == 1
+        cluster == 1
             ? resident_ctas(first, t.threads_per_block(candidate.point), smem)
-            : resident_clusters(first, cluster_, t.threads_per_block(candidate.point), smem) * cluster_;
+            : resident_clusters(first, cluster, t.threads_per_block(candidate.point), smem) * cluster;
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -164,7 +164,6 @@ class GemmWgmmaRunner final : public GemmRunner {
   Candidate candidate_;
   Module module_;
   CUfunction gemm_[4] = {};    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
-  int64_t cluster_ = 1;        ///< CTAs per cluster
   int64_t resident_ctas_ = 1;  ///< CTAs of the clusters that fit on the GPU at once
   mutable std::unique_ptr<Maps> maps_;  ///< the last operands' maps (a worker runs one GEMM at a time)
 };
