@@ -196,6 +196,20 @@ double round_to(Precision type, double value) {
   return std::copysign(magnitude, value);
 }
 
+bool output_saturates(Precision type) {
+  return is_fp8(type);
+}
+
+double largest_finite(Precision type) {
+  return format_of(type).max_finite;
+}
+
+double round_to_output(Precision type, double value) {
+  if (!output_saturates(type) || std::isnan(value)) return round_to(type, value);
+  const double largest = largest_finite(type);
+  return round_to(type, std::clamp(value, -largest, largest));
+}
+
 double smallest_normal(Precision type) {
   return std::ldexp(1.0, format_of(type).min_exponent);
 }

@@ -18,6 +18,17 @@ namespace tunefuzz::fuzz {
 /// fp8e4m3, which has no infinities.
 double round_to(Precision type, double value);
 
+/// Whether a kernel's store into C of `type` saturates: fp8 outputs (cvt.rn.satfinite) do, the others
+/// overflow to ±Inf.
+bool output_saturates(Precision type);
+
+/// The largest finite value of `type` (448 fp8e4m3, 57344 fp8e5m2, 65504 fp16, ...).
+double largest_finite(Precision type);
+
+/// What a kernel stores in C of `type` for `value`: round_to, except where the output saturates (fp8), where
+/// a value beyond the largest finite one, ±Inf included, becomes ±largest finite; NaN stays NaN.
+double round_to_output(Precision type, double value);
+
 /// The smallest positive normal value of `type` (2^-14 fp16, 2^-126 bf16/fp32/tf32, 2^-6 fp8e4m3, 2^-14
 /// fp8e5m2).
 double smallest_normal(Precision type);

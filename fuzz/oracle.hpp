@@ -5,6 +5,7 @@
 //    and the accumulator precision (docs/architecture.md derives it); the worst error/bound ratio is kept;
 //  - Freivalds: for shapes too large for a full reference, random projections out·r against
 //    alpha·A(B·r) + beta·C·r, with a tolerance from |A|(|B||r|), plus sampled elements computed exactly.
+// fp8 outputs saturate (round_to_output): the reference is clamped to ±largest finite before it is compared.
 // Element classes a verdict separates: wrong values, NaN/Inf where the reference is finite, and elements
 // still holding the NaN poison the output was pre-filled with (unwritten).
 #pragma once
@@ -56,7 +57,9 @@ struct ArithmeticModel {
 double accumulation_factor(const ArithmeticModel& model);
 
 /// Bound on |out − ref| for one element: accumulation_factor·magnitude + u_out·|ref| + the smallest normal of
-/// the output type (absorbs underflow).
+/// the output type (absorbs underflow). Where the output saturates (fp8), a bound on |out − clamp(ref)|
+/// instead, clamp to ±largest finite: (1 + u_out)·spread + u_out·|clamp(ref)| + the smallest normal, where
+/// spread is how far clamp moves within accumulation_factor·magnitude of ref (0 for an infinite ref).
 double error_bound(const ArithmeticModel& model, double reference, double magnitude);
 
 /// Whether the exact check applies to a case of `distribution` under `model`: the distribution is one of
@@ -97,10 +100,13 @@ Verdict check_full(const HostMatrix& out, const Reference& reference, const Arit
 /// `tile_rows`/`tile_cols` say where tile boundaries fall (0 = no tile structure to sample).
 /// Samples: every element of the last row and column and of the rows and columns on both sides of each
 /// tile boundary (thinned evenly along those lines to 3/4 of `samples` when they exceed it), then random
-/// elements up to `samples`. Reporting: each row projection (per round) that is off counts as one `wrong`
-/// with col = −1 in `examples` and no mark in `failed_mask`, which marks failed elements only; `checked`
-/// counts sampled elements, non-finite outputs and row projections. NaN outputs count as non_finite (no
-/// poisoning is assumed here).
+/// elements up to `samples`. Where the output saturates (fp8), an element at ±largest finite may be clamped,
+/// which the projection cannot allow for: each is recomputed exactly and judged on its own, and its exact
+/// value replaces it in its row's projection; at most 2^24 multiply-adds go to them per check, on rows spread
+/// evenly over the output, and a row beyond that budget is not projected. Reporting: each row projection
+/// (per round) that is off counts as one `wrong` with col = −1 in `examples` and no mark in `failed_mask`,
+/// which marks failed elements only; `checked` counts sampled and saturated elements, non-finite outputs and
+/// row projections. NaN outputs count as non_finite (no poisoning is assumed here).
 Verdict check_projected(const HostMatrix& out, const GemmOperands& operands, const ArithmeticModel& model,
                         int rounds, int64_t samples, int64_t tile_rows, int64_t tile_cols, uint64_t seed);
 

@@ -1,6 +1,6 @@
 // GEMM on tensor cores through mma.sync (sm_80 and newer): C = alpha·A·B + beta·C, A (M×K) and B (K×N)
 // in fp16 or bf16 (m16n8k16), tf32 (fp32 storage, m16n8k8) or fp8 e4m3/e5m2 (m16n8k32, sm_89+), fp32
-// accumulation, C in fp16, bf16 or fp32. Either operand may be stored row- or column-major (one entry point
+// accumulation, C in fp16, bf16 or fp32, or in the input type for fp8 (templates/output_types.h). Either operand may be stored row- or column-major (one entry point
 // per storage order; fp8 reads A by rows and B by columns only, the form its mma takes without a byte
 // transpose). One CTA computes a BM×BN tile; its warps each own a WM×WN sub-tile of 16×8 mma fragments. A and B tiles stream through a STAGES-deep
 // shared-memory ring filled by cp.async (or, for VEC == 1, by loads staged through registers), read back
@@ -47,7 +47,7 @@
 #define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _TF32, _FP8E4M3, _FP8E5M2)
 #endif
 #ifndef TF_OUTPUT
-#define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, TF_TYPE_BF16 or TF_TYPE_FP32)
+#define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, _BF16, _FP32; fp8 inputs: also their type)
 #endif
 #ifndef TF_MUTANT
 #define TF_MUTANT 0  // an injected bug (TF_MUTANT_* below) to prove the fuzzer catches it; 0 = none
@@ -107,8 +107,9 @@ constexpr bool kPowerOfTwo(int x) { return x > 0 && (x & (x - 1)) == 0; }
 static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_TF32 ||
                   TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2,
               "TF_INPUT must be fp16, bf16, tf32, fp8e4m3 or fp8e5m2");
-static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32,
-              "TF_OUTPUT must be fp16, bf16 or fp32");
+static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32 ||
+                  TF_OUTPUT == TF_INPUT,
+              "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type");
 static_assert(BM % WM == 0 && BN % WN == 0, "the warp tile WMxWN must divide the CTA tile BMxBN");
 static_assert(WM % 16 == 0, "WM must be a multiple of 16 (mma.sync m16 fragments)");
 static_assert(WN % 16 == 0, "WN must be a multiple of 16 (ldmatrix.x4.trans loads two n8 fragments)");
@@ -121,6 +122,8 @@ static_assert(VEC * TF_ELEM_BYTES <= 16, "VEC elements must fit one 16-byte load
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
 static_assert(!SWIZZLE || (tf::kPowerOfTwo(BM) && tf::kPowerOfTwo(BN) && tf::kPowerOfTwo(BK)),
               "SWIZZLE=1 needs power-of-two BM, BN and BK so the XOR stays within a row");
+
+#include "output_types.h"
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -136,54 +139,13 @@ __device__ __forceinline__ float round_to_fp16(float x) {
   return f;
 }
 
-#if TF_OUTPUT == TF_TYPE_FP32
+// C's elements as stored; conversions from and to fp32 in output_types.h.
+#if TF_OUT_BYTES == 4
 typedef float out_t;
-__device__ __forceinline__ float load_out(const out_t* p) { return *p; }
-__device__ __forceinline__ void store_out(out_t* p, float v) { *p = v; }
-__device__ __forceinline__ void store_out_pair(out_t* p, float v0, float v1) {
-  *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
-}
-__device__ __forceinline__ void load_out_pair(const out_t* p, float& v0, float& v1) {
-  const float2 v = *reinterpret_cast<const float2*>(p);
-  v0 = v.x;
-  v1 = v.y;
-}
-#else
+#elif TF_OUT_BYTES == 2
 typedef tf_u16 out_t;
-__device__ __forceinline__ float out_to_float(tf_u16 bits) {
-#if TF_OUTPUT == TF_TYPE_BF16
-  return __uint_as_float(static_cast<tf_u32>(bits) << 16);
 #else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
-  return f;
-#endif
-}
-__device__ __forceinline__ tf_u16 float_to_out(float v) {
-  tf_u16 h;
-#if TF_OUTPUT == TF_TYPE_BF16
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#else
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-#endif
-  return h;
-}
-__device__ __forceinline__ float load_out(const out_t* p) { return out_to_float(*p); }
-__device__ __forceinline__ void store_out(out_t* p, float v) { *p = float_to_out(v); }
-__device__ __forceinline__ void store_out_pair(out_t* p, float v0, float v1) {
-  tf_u32 packed;
-#if TF_OUTPUT == TF_TYPE_BF16
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
-#endif
-  *reinterpret_cast<tf_u32*>(p) = packed;
-}
-__device__ __forceinline__ void load_out_pair(const out_t* p, float& v0, float& v1) {
-  const tf_u32 packed = *reinterpret_cast<const tf_u32*>(p);
-  v0 = out_to_float(static_cast<tf_u16>(packed & 0xffffu));
-  v1 = out_to_float(static_cast<tf_u16>(packed >> 16));
-}
+typedef unsigned char out_t;
 #endif
 
 // ---- Shared-memory layout ----
@@ -465,11 +427,11 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
   const bool pair_aligned = (reinterpret_cast<tf_u64>(c) % (2 * sizeof(out_t))) == 0;
   if (col + 1 < n_limit && pair_aligned) {
     float c0 = 0.f, c1 = 0.f;
-    if (read_c) load_out_pair(c, c0, c1);
-    store_out_pair(c, p.alpha * v0 + p.beta * c0, p.alpha * v1 + p.beta * c1);
+    if (read_c) tf_load_out_pair(c, c0, c1);
+    tf_store_out_pair(c, p.alpha * v0 + p.beta * c0, p.alpha * v1 + p.beta * c1);
   } else {
-    store_out(c, p.alpha * v0 + (read_c ? p.beta * load_out(c) : 0.f));
-    if (col + 1 < n_limit) store_out(c + 1, p.alpha * v1 + (read_c ? p.beta * load_out(c + 1) : 0.f));
+    tf_store_out(c, p.alpha * v0 + (read_c ? p.beta * tf_load_out(c) : 0.f));
+    if (col + 1 < n_limit) tf_store_out(c + 1, p.alpha * v1 + (read_c ? p.beta * tf_load_out(c + 1) : 0.f));
   }
 }
 

@@ -14,11 +14,15 @@
 // B for CLUSTER_M = 2 and A for CLUSTER_N = 2: each CTA loads half of every box of it and multicasts the half
 // to both CTAs, so L2 sends that operand to the SMs once instead of twice. A stage is then written by both
 // CTAs' producers, so each consumer warp releases it to the `empty` barriers of both CTAs, and a CTA leaves
-// only after a cluster barrier (its partner may still arrive on its barriers). Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the
-// instruction reads M- or N-major tiles), or fp8 e4m3/e5m2 (m64nNk32, A row-major and B column-major only).
-// The epilogue applies alpha (and beta, reading C only when beta != 0); with beta == 0 and a 16-byte aligned
-// C it stages 128-byte column slabs in shared memory and stores them with TMA (which clips partial tiles),
-// otherwise it stores from registers with bounds checks.
+// only after a cluster barrier (its partner may still arrive on its barriers).
+// A from registers (A_REGS = 1, row-major A only): each consumer warp reads its rows of a K tile from the
+// swizzled stage with ldmatrix and issues wgmma with A in registers; the registers are reused only after
+// the previous K tile's wgmma are done.
+// Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the instruction reads M- or N-major
+// tiles), or fp8 e4m3/e5m2 (m64nNk32, A row-major and B column-major only). C: fp16, bf16, fp32, or, for fp8
+// inputs, the input type (templates/output_types.h). The epilogue applies alpha (and beta, reading C only
+// when beta != 0); with beta == 0 and a 16-byte aligned C it stages column slabs in shared memory and stores
+// them with TMA (which clips partial tiles), otherwise it stores from registers with bounds checks.
 //
 // TMA needs 16-byte aligned base addresses and leading dimensions; the host refuses other problems, so the
 // table falls back to another template for them. Out-of-bounds parts of a tile load as zeros, so every M, N
@@ -55,11 +59,14 @@
 #ifndef CLUSTER_N
 #define CLUSTER_N 1  // CTAs of a cluster along N (1 or 2): 2 = two tile columns share each A tile by multicast
 #endif
+#ifndef A_REGS
+#define A_REGS 0  // 1 = the consumers read A into registers (ldmatrix) for wgmma; row-major A only
+#endif
 #ifndef TF_INPUT
 #define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _FP8E4M3, _FP8E5M2)
 #endif
 #ifndef TF_OUTPUT
-#define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, TF_TYPE_BF16 or TF_TYPE_FP32)
+#define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, _BF16, _FP32; fp8 inputs: also their type)
 #endif
 #ifndef TF_MUTANT
 #define TF_MUTANT 0  // an injected bug (TF_MUTANT_* below) to prove the fuzzer catches it; 0 = none
@@ -91,6 +98,7 @@
 #define TF_WGMMA_AB8 ".e5m2.e5m2"
 #endif
 #include "wgmma_ops.h"
+#include "output_types.h"
 
 namespace tf {
 constexpr int kElemBytes = TF_ELEM_BYTES;
@@ -108,12 +116,12 @@ constexpr int kAccumulatorSets = TF_ELEM_BYTES == 1 ? 2 : 1;
 constexpr int kAStageBytes = BM * BK * kElemBytes;
 constexpr int kBStageBytes = BN * BK * kElemBytes;
 constexpr int kStageBytes = kAStageBytes + kBStageBytes;
-#if TF_OUTPUT == TF_TYPE_FP32
-constexpr int kOutBytes = 4;
-#else
-constexpr int kOutBytes = 2;
-#endif
-constexpr int kOutSlab = kSwizzleBytes / kOutBytes;  // C columns in one 128-byte staging row
+constexpr int kOutBytes = TF_OUT_BYTES;
+// The epilogue's staging rows: 128 bytes (64 fp16/bf16 or 32 fp32 columns), or 64 bytes (64 columns) for fp8,
+// so that every BN (a multiple of 64) is a whole number of them; swizzled as C's tensor map says (128- or
+// 64-byte swizzle).
+constexpr int kOutRowBytes = kOutBytes == 1 ? 64 : kSwizzleBytes;
+constexpr int kOutSlab = kOutRowBytes / kOutBytes;  // C columns in one staging row
 constexpr int kEpilogueBytes = CONSUMERS * kWgM * kSwizzleBytes;  // one staging slab per consumer
 // Dynamic shared memory: 1 KiB of slack to align the ring to the swizzle pattern's 1 KiB period.
 constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
@@ -122,8 +130,10 @@ constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
 static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_FP8E4M3 ||
                   TF_INPUT == TF_TYPE_FP8E5M2,
               "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2");
-static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32,
-              "TF_OUTPUT must be fp16, bf16 or fp32");
+static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32 ||
+                  TF_OUTPUT == TF_INPUT,
+              "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type");
+static_assert(A_REGS == 0 || A_REGS == 1, "A_REGS is a switch: 0 or 1");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2 warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0 && BM / CONSUMERS <= 256,
               "BM must be a multiple of 64*CONSUMERS (m64 wgmma blocks), at most 256 rows per consumer");
@@ -144,41 +154,6 @@ struct __align__(64) TfTensorMap {
 };
 
 namespace tf {
-
-// ---- Element conversions ----
-#if TF_OUTPUT == TF_TYPE_FP32
-__device__ __forceinline__ float load_out(const void* p) { return *static_cast<const float*>(p); }
-__device__ __forceinline__ void store_out(void* p, float v) { *static_cast<float*>(p) = v; }
-__device__ __forceinline__ void store_out_pair(void* p, float v0, float v1) {
-  *static_cast<float2*>(p) = make_float2(v0, v1);
-}
-#else
-__device__ __forceinline__ float out_to_float(tf_u16 bits) {
-#if TF_OUTPUT == TF_TYPE_BF16
-  return __uint_as_float(static_cast<tf_u32>(bits) << 16);
-#else
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
-  return f;
-#endif
-}
-__device__ __forceinline__ tf_u32 pack_pair(float v0, float v1) {
-  tf_u32 packed;
-#if TF_OUTPUT == TF_TYPE_BF16
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(v1), "f"(v0));
-#endif
-  return packed;
-}
-__device__ __forceinline__ float load_out(const void* p) { return out_to_float(*static_cast<const tf_u16*>(p)); }
-__device__ __forceinline__ void store_out(void* p, float v) {
-  *static_cast<tf_u16*>(p) = static_cast<tf_u16>(pack_pair(v, 0.f) & 0xffffu);
-}
-__device__ __forceinline__ void store_out_pair(void* p, float v0, float v1) {
-  *static_cast<tf_u32*>(p) = pack_pair(v0, v1);
-}
-#endif
 
 // ---- mbarriers, TMA and wgmma, in PTX ----
 __device__ __forceinline__ tf_u32 smem_address(const void* p) {
@@ -228,8 +203,9 @@ __device__ __forceinline__ int cluster_size() {
 // Arrives on the mbarrier at the same shared-memory offset as `bar` in the cluster's CTA `rank`. The default
 // (CTA-scoped) release is enough: what the arrival orders is the end of wgmma reads of a stage (waited for
 // with wgmma.wait_group) before the TMA writes that refill it, both in the async proxy, which a generic
-// cluster-scoped release would not order anyway. `.release.cluster` here costs a cluster-wide fence per warp
-// and K tile: with it, 2-CTA clusters ran 1.6-2.4x slower than single CTAs on both cards (see docs/hopper.md).
+// cluster-scoped release would not order anyway. With `.release.cluster` here, 2-CTA clusters ran 1.6-2.4x
+// slower than single CTAs on both cards; a cluster-wide fence per warp and K tile fits those figures (the
+// SASS was not inspected: docs/hopper.md).
 __device__ __forceinline__ void barrier_arrive_remote(tf_u64* bar, int rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
@@ -359,22 +335,63 @@ __device__ __forceinline__ void load_operand(unsigned char* stage, const TfTenso
   }
 }
 
+// A_REGS: the consumer warp's A of one K tile in registers, per K step and m64 block: the warp's 16 rows in
+// the m16 A-fragment layout (four 32-bit registers). Without A_REGS, wgmma reads A from shared memory and
+// this holds nothing.
+struct AFragments {
+#if A_REGS
+  tf_u32 r[BK / kMmaK][kMi][4];
+#endif
+};
+
+// A_REGS: loads the consumer warp's A fragments of a K-major stage with ldmatrix.x4. For each K step (32
+// bytes of K) and m64 block, lanes 0-15 address the warp's rows 0-15 at the step's first 16 bytes and lanes
+// 16-31 the same rows 16 bytes further; the four 8x8 matrices are the fragment's four registers (rows 0-7
+// and 8-15 of the first half, then of the second). Addresses follow the 128-byte swizzle TMA wrote.
+__device__ __forceinline__ void load_a(AFragments& a, tf_u32 a_stage, int consumer, int thread) {
+#if A_REGS
+  const int warp = thread >> 5, lane = thread & 31;
+#pragma unroll
+  for (int kk = 0; kk < BK / kMmaK; ++kk) {
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi) {
+      const int row = (consumer * kMi + mi) * 64 + warp * 16 + (lane & 15);
+      const int byte = kk * kMmaK * kElemBytes + (lane >> 4) * 16;  // along K within the stage
+      const int slab = byte / kSwizzleBytes, chunk = (byte % kSwizzleBytes) >> 4;
+      const tf_u32 address = a_stage + (slab * BM + row) * kSwizzleBytes + ((chunk ^ (row & 7)) << 4);
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(a.r[kk][mi][0]), "=r"(a.r[kk][mi][1]), "=r"(a.r[kk][mi][2]), "=r"(a.r[kk][mi][3])
+                   : "r"(address)
+                   : "memory");
+    }
+  }
+#endif
+}
+
 // The wgmma of one K tile into `acc`: accumulating onto it, or, with `fresh`, starting from zero (scale-d 0
-// on the first K step).
+// on the first K step). A comes from `a` (A_REGS) or from the stage.
 template <bool A_COL, bool B_COL>
-__device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], tf_u32 a_stage, tf_u32 b_stage,
-                                           int consumer, bool fresh) {
+__device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFragments& a, tf_u32 a_stage,
+                                           tf_u32 b_stage, int consumer, bool fresh) {
 #pragma unroll
   for (int kk = 0; kk < BK / kMmaK; ++kk) {
     const int scale_d = fresh && kk == 0 ? 0 : 1;
     const tf_u64 db = operand_descriptor<B_COL, BN>(b_stage, 0, kk);
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
+#if A_REGS
+#if TF_ELEM_BYTES == 1
+#define TF_WGMMA_CALL(n) tf_wgmma8r_n##n(acc[mi], a.r[kk][mi], db, scale_d)
+#else
+#define TF_WGMMA_CALL(n) tf_wgmma16r_n##n<B_COL ? 0 : 1>(acc[mi], a.r[kk][mi], db, scale_d)
+#endif
+#else
       const tf_u64 da = operand_descriptor<!A_COL, BM>(a_stage, (consumer * kMi + mi) * 64, kk);
 #if TF_ELEM_BYTES == 1
 #define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, scale_d)
 #else
 #define TF_WGMMA_CALL(n) tf_wgmma16_n##n<A_COL ? 1 : 0, B_COL ? 0 : 1>(acc[mi], da, db, scale_d)
+#endif
 #endif
 #if BN == 64
       TF_WGMMA_CALL(64);
@@ -445,28 +462,29 @@ __device__ __forceinline__ void store_direct(const TfGemmParams& p, const float 
       float v0 = p.alpha * acc[mi][i], v1 = p.alpha * acc[mi][i + 1];
       const bool both = col + 1 < p.n;
       if (read_c) {
-        v0 += p.beta * load_out(out);
-        if (both) v1 += p.beta * load_out(out + kOutBytes);
+        v0 += p.beta * tf_load_out(out);
+        if (both) v1 += p.beta * tf_load_out(out + kOutBytes);
       }
       if (both && pairs) {
-        store_out_pair(out, v0, v1);
+        tf_store_out_pair(out, v0, v1);
       } else {
-        store_out(out, v0);
-        if (both) store_out(out + kOutBytes, v1);
+        tf_store_out(out, v0);
+        if (both) tf_store_out(out + kOutBytes, v1);
       }
     }
   }
 }
 
-// Epilogue through shared memory and TMA (beta == 0, C 16-byte aligned): for each 128-byte column slab of
-// the consumer's rows, write alpha·acc into the staging slab (128-byte swizzled, as the tensor map reads it),
+// Epilogue through shared memory and TMA (beta == 0, C 16-byte aligned): for each column slab (kOutSlab
+// columns) of the consumer's rows, write alpha·acc into the staging slab, swizzled as the tensor map reads it
+// (128-byte rows: 16-byte chunk ^= row % 8; fp8's 64-byte rows, 64-byte swizzle: chunk ^= (row / 2) % 4),
 // then one thread stores it with TMA, which clips what lies outside C. The slab is reused for the next
 // column slab only once the previous store has read it.
 __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
                                           int consumer, int thread, unsigned char* staging,
                                           const TfTensorMap* map_c) {
   const int warp = thread >> 5, lane = thread & 31;
-  constexpr int kFragsPerSlab = kOutSlab / 8;  // n8 accumulator blocks in one slab: 8 (16-bit) or 4 (fp32)
+  constexpr int kFragsPerSlab = kOutSlab / 8;  // n8 accumulator blocks in one slab: 8 (fp32: 4)
 #pragma unroll
   for (int slab = 0; slab < BN / kOutSlab; ++slab) {
 #if TF_MUTANT != TF_MUTANT_STORE_NOT_DRAINED
@@ -481,9 +499,11 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
         for (int half = 0; half < 2; ++half) {
           const int i = (slab * kFragsPerSlab + f) * 4 + half * 2;
           const int row = mi * 64 + warp * 16 + (lane >> 2) + half * 8;
-          const int byte = (f * 8 + (lane & 3) * 2) * kOutBytes;  // within the 128-byte row
-          const int swizzled = (((byte >> 4) ^ (row & 7)) << 4) | (byte & 15);
-          store_out_pair(staging + row * kSwizzleBytes + swizzled, p.alpha * acc[mi][i], p.alpha * acc[mi][i + 1]);
+          const int byte = (f * 8 + (lane & 3) * 2) * kOutBytes;  // within the staging row
+          const int pattern = kOutRowBytes == 128 ? (row & 7) : ((row >> 1) & 3);
+          const int swizzled = (((byte >> 4) ^ pattern) << 4) | (byte & 15);
+          tf_store_out_pair(staging + row * kOutRowBytes + swizzled, p.alpha * acc[mi][i],
+                            p.alpha * acc[mi][i + 1]);
         }
       }
     }
@@ -622,13 +642,17 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #else
       barrier_wait(&full[ring.stage], ring.phase);
 #endif
+      const tf_u32 a_stage = smem_address(a_ring + ring.stage * kAStageBytes);
+      const tf_u32 b_stage = smem_address(b_ring + ring.stage * kBStageBytes);
+      AFragments a;
 #if TF_ELEM_BYTES == 1
-      // fp8: this K tile into fresh registers, then added into the fp32 sums (see kAccumulatorSets).
+      // fp8: this K tile into fresh registers, then added into the fp32 sums (see kAccumulatorSets). The
+      // previous K tile's wgmma are done (waited for below), so its A registers may be rewritten.
+      load_a(a, a_stage, consumer, thread);
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(part[mi]);
       wgmma_fence();
-      mma_k_tile<A_COL, B_COL>(part, smem_address(a_ring + ring.stage * kAStageBytes),
-                               smem_address(b_ring + ring.stage * kBStageBytes), consumer, true);
+      mma_k_tile<A_COL, B_COL>(part, a, a_stage, b_stage, consumer, true);
       wgmma_commit();
       wgmma_wait<0>();
 #pragma unroll
@@ -639,11 +663,18 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) acc[mi][i] += part[mi][i];
 #else
+#if A_REGS
+      // wgmma reads A registers until its group completes, and this tile's fragments reuse the previous
+      // tile's registers: wait for that group (and release its stage) before loading them.
+      wgmma_wait<0>();
+      if (previous >= 0 && warp_leader) release(&empty[previous]);
+      previous = -1;
+      load_a(a, a_stage, consumer, thread);
+#endif
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
       wgmma_fence();
-      mma_k_tile<A_COL, B_COL>(acc, smem_address(a_ring + ring.stage * kAStageBytes),
-                               smem_address(b_ring + ring.stage * kBStageBytes), consumer, false);
+      mma_k_tile<A_COL, B_COL>(acc, a, a_stage, b_stage, consumer, false);
       wgmma_commit();
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
@@ -684,7 +715,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 
 }  // namespace tf
 
-// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 has rc only.
+// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 has rc only,
+// A_REGS rr and rc only.
 // Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: beta == 0
 // and C's base and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
@@ -697,6 +729,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 TF_ENTRY(tf_gemm_rc, false, true)
 #if TF_ELEM_BYTES == 2
 TF_ENTRY(tf_gemm_rr, false, false)
+#if !A_REGS  // A from registers is loaded from K-major (row-major) A only
 TF_ENTRY(tf_gemm_cr, true, false)
 TF_ENTRY(tf_gemm_cc, true, true)
+#endif
 #endif

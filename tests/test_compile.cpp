@@ -153,6 +153,8 @@ TEST(CompileGemmMma, DefaultPointOfEveryTypePairCompilesForSm90) {
       EXPECT_TRUE(contains(kernel.ptx, ".row.col.f32." + in + "." + in + ".f32")) << in;
       EXPECT_EQ(contains(kernel.ptx, "cvt.rn.bf16x2.f32"), types.output == Precision::bf16);
       EXPECT_EQ(contains(kernel.ptx, "cvt.rn.f16x2.f32"), types.output == Precision::fp16);
+      EXPECT_EQ(contains(kernel.ptx, "cvt.rn.satfinite.e4m3x2.f32"), types.output == Precision::fp8e4m3);
+      EXPECT_EQ(contains(kernel.ptx, "cvt.rn.satfinite.e5m2x2.f32"), types.output == Precision::fp8e5m2);
     }
   }
 }

@@ -454,7 +454,7 @@ TEST(Config, Tf32AndFp8InputsTakeTheirOutputDefaults) {
   EXPECT_EQ(problem_of("precision: tf32").input, Precision::tf32);
   EXPECT_EQ(problem_of("precision: tf32").output, Precision::fp32);
   EXPECT_EQ(problem_of("precision: tf32, output: fp32").output, Precision::fp32);
-  // fp8 inputs: C is bf16 by default, and may be bf16, fp16 or fp32.
+  // fp8 inputs: C is bf16 by default, and may be bf16, fp16 or fp32 (or their own type: below).
   for (const char* fp8 : {"fp8e4m3", "fp8e5m2"}) {
     SCOPED_TRACE(fp8);
     const std::string precision = std::string("precision: ") + fp8;
@@ -469,26 +469,51 @@ TEST(Config, Tf32AndFp8InputsTakeTheirOutputDefaults) {
   EXPECT_EQ(problem_of("precision: bf16").output, Precision::bf16);
 }
 
-TEST(ConfigErrors, Tf32AndFp8AreNeverOutputs) {
+TEST(Config, Fp8InputsMayWriteTheirOwnType) {
   const std::string head = gpu_line + "problems:\n  - {name: a, m: 1, n: 1, k: 1, ";
+  for (const Precision fp8 : {Precision::fp8e4m3, Precision::fp8e5m2}) {
+    SCOPED_TRACE(to_string(fp8));
+    const std::string type = to_string(fp8);
+    const Config config =
+        parse_config(head + "precision: " + type + ", output: " + type + "}\n" + tail, "test.yaml");
+    EXPECT_EQ(config.problems[0].input, fp8);
+    EXPECT_EQ(config.problems[0].output, fp8);
+  }
+}
+
+TEST(ConfigErrors, Tf32IsNeverAnOutputAndFp8OnlyForItsOwnInputs) {
+  const std::string head = gpu_line + "problems:\n  - {name: a, m: 1, n: 1, k: 1, ";
+  const auto refused = [&](const std::string& input, const std::string& output, const std::string& message) {
+    SCOPED_TRACE(input + " -> " + output);
+    EXPECT_TRUE(fails_with(head + "precision: " + input + ", output: " + output + "}\n" + tail, 3,
+                           "problems[0].output", message));
+  };
   // tf32 inputs write fp32 only.
-  for (const char* output : {"bf16", "fp16"}) {
-    EXPECT_TRUE(fails_with(
-        head + "precision: tf32, output: " + output + "}\n" + tail, 3, "problems[0].output",
-        std::string("output type ") + output + " is not supported with tf32 inputs (expected fp32)"));
-  }
-  // No input type writes tf32 or fp8.
-  for (const char* input : {"fp8e4m3", "fp8e5m2", "bf16", "fp16", "fp32", "tf32"}) {
-    for (const char* output : {"tf32", "fp8e4m3", "fp8e5m2"}) {
-      SCOPED_TRACE(std::string(input) + " -> " + output);
-      EXPECT_TRUE(fails_with(
-          head + "precision: " + input + ", output: " + output + "}\n" + tail, 3, "problems[0].output",
-          std::string("output type ") + output + " is not supported (expected fp16, bf16 or fp32; " + output +
-              " is an input type only)"));
-    }
-  }
+  for (const char* output : {"bf16", "fp16"})
+    refused("tf32", output,
+            std::string("output type ") + output + " is not supported with tf32 inputs (expected fp32)");
+  // No input type writes tf32.
+  for (const char* input : {"fp8e4m3", "bf16", "fp32"})
+    refused(input, "tf32",
+            std::string("output type tf32 is not supported with ") + input + " inputs (expected ");
+  refused("bf16", "tf32",
+          "output type tf32 is not supported with bf16 inputs (expected fp16, bf16 or fp32; tf32 is an input "
+          "type only)");
+  // fp8 outputs need fp8 inputs of the same type.
+  refused(
+      "fp8e5m2", "fp8e4m3",
+      "output type fp8e4m3 is not supported with fp8e5m2 inputs (expected fp16, bf16, fp32 or fp8e5m2; an "
+      "fp8 output needs fp8 inputs of the same type)");
+  refused(
+      "fp8e4m3", "fp8e5m2",
+      "output type fp8e5m2 is not supported with fp8e4m3 inputs (expected fp16, bf16, fp32 or fp8e4m3; an "
+      "fp8 output needs fp8 inputs of the same type)");
+  for (const char* input : {"bf16", "fp16", "fp32", "tf32"})
+    for (const char* output : {"fp8e4m3", "fp8e5m2"})
+      refused(input, output,
+              std::string("output type ") + output + " is not supported with " + input + " inputs");
   EXPECT_TRUE(fails_with(head + "precision: fp8e4m3, output: fp8}\n" + tail, 3, "problems[0].output",
-                         "unknown output type 'fp8' (expected fp16, bf16 or fp32)"));
+                         "unknown output type 'fp8' (expected fp16, bf16, fp32 or fp8e4m3)"));
   EXPECT_TRUE(fails_with(head + "precision: FP8E4M3}\n" + tail, 3, "problems[0].precision",
                          "unknown precision 'FP8E4M3'"));
 }

@@ -205,7 +205,10 @@ TEST_F(GpuTest, Tf32AndFp8AreRightOnTheirLayouts) {
   const std::vector<Family> families = {
       {&gemm_mma_tf32_template(), {{Precision::tf32, Precision::fp32}}},
       {&gemm_mma_fp8_template(),
-       {{Precision::fp8e4m3, Precision::bf16}, {Precision::fp8e5m2, Precision::fp32}}}};
+       {{Precision::fp8e4m3, Precision::bf16},
+        {Precision::fp8e5m2, Precision::fp32},
+        {Precision::fp8e4m3, Precision::fp8e4m3},  // fp8 C: saturating stores, C read as fp8
+        {Precision::fp8e5m2, Precision::fp8e5m2}}}};
   for (const Family& f : families)
     for (const TypePair& types : f.types)
       for (const Layout& layout : f.t->layouts) {
@@ -355,6 +358,12 @@ TEST_F(GpuTest, WgmmaEdgeCasesPassOnEveryLayoutPointAndGrid) {
       // one consumer, two K slabs per stage, 1x2 clusters sharing A
       {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}, {"CLUSTER_M", 1}, {"CLUSTER_N", 2}},
       {{"BM", 256}, {"BN", 128}, {"STAGES", 3}},  // two m64 blocks per consumer, 2x1 clusters
+      {{"A_REGS", 1}},                            // A from registers (ldmatrix), 2x1 clusters
+      {{"A_REGS", 1},
+       {"BM", 256},
+       {"BN", 128},
+       {"STAGES", 3},
+       {"CLUSTER_M", 1}},  // two m64 blocks, no cluster
   };
   const TypePair types[] = {{Precision::bf16, Precision::bf16}, {Precision::fp16, Precision::fp32}};
   for (const auto& point : points)
@@ -366,6 +375,12 @@ TEST_F(GpuTest, WgmmaEdgeCasesPassOnEveryLayoutPointAndGrid) {
             c.grid = grid;
             c.ldc_pad = grid == 1 ? 3 : 0;  // an odd ldc: no TMA store, the register epilogue
             const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, point, t, 0);
+            const bool a_regs = std::find(point.begin(), point.end(),
+                                          std::pair<std::string, int64_t>{"A_REGS", 1}) != point.end();
+            if (a_regs && layout.a == Order::col) {  // A from registers: row-major A only
+              EXPECT_TRUE(outcome.refused) << fuzz::to_string(c) << ": " << outcome.message;
+              continue;
+            }
             EXPECT_TRUE(outcome.passed)
                 << ::testing::PrintToString(point) << " " << to_string(t.input) << "->" << to_string(t.output)
                 << " " << fuzz::to_string(c) << ": " << outcome.message;
@@ -376,12 +391,20 @@ TEST_F(GpuTest, WgmmaFp8AndRefusals) {
   SKIP_UNLESS_SM90();
   for (CaseRecord c : {record(136, 264, 128), record(200, 72, 1024, Distribution::normal, 1.0, 0.5)}) {
     c.layout = {Order::row, Order::col};
+    // 2x1 clusters or none, A from shared memory or registers, and BN = 64, whose fp8 C tiles are half a
+    // 128-byte slab (stored from registers, not through TMA).
+    const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+        {{"CLUSTER_M", 1}},
+        {{"CLUSTER_M", 2}},
+        {{"A_REGS", 1}},
+        {{"A_REGS", 1}, {"CLUSTER_M", 1}},
+        {{"BN", 64}}};
     for (const TypePair t : gemm_wgmma_fp8_template().supported_types)
-      for (const int64_t cluster_m : {1, 2}) {
-        const device::CaseOutcome outcome =
-            run_on(gemm_wgmma_fp8_template(), c, {{"CLUSTER_M", cluster_m}}, t, 0);
-        EXPECT_TRUE(outcome.passed) << to_string(t.input) << "->" << to_string(t.output) << " CLUSTER_M "
-                                    << cluster_m << " " << fuzz::to_string(c) << ": " << outcome.message;
+      for (const auto& point : points) {
+        const device::CaseOutcome outcome = run_on(gemm_wgmma_fp8_template(), c, point, t, 0);
+        EXPECT_TRUE(outcome.passed) << to_string(t.input) << "->" << to_string(t.output) << " "
+                                    << ::testing::PrintToString(point) << " " << fuzz::to_string(c) << ": "
+                                    << outcome.message;
       }
   }
   // TMA cannot read rows that are not 16-byte aligned: refused, so another template serves the problem.

@@ -13,6 +13,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -76,7 +78,8 @@ CaseRecord record_of(int64_t m, int64_t n, int64_t k, Distribution distribution,
 
 /// A host "kernel": each output is a sum over k, in order, of the products of the input values, in the
 /// accumulator type (fp32: float arithmetic; fp16/bf16: rounded after every addition), then
-/// alpha·acc + beta·c in float, rounded once to the output type. The output is pre-filled with NaN.
+/// alpha·acc + beta·c in float, rounded once to the output type (saturating in fp8, as kernels store it).
+/// The output is pre-filled with NaN.
 HostMatrix simulate_kernel(const CaseOperands& operands, const CaseRecord& record, Precision output,
                            Precision accumulator = Precision::fp32) {
   const int64_t m = record.m, n = record.n, k = record.k;
@@ -104,7 +107,7 @@ HostMatrix simulate_kernel(const CaseOperands& operands, const CaseRecord& recor
       }
       float result = alpha * acc;
       if (record.beta != 0) result += beta * static_cast<float>(operands.c.get(i, j));
-      out.set(i, j, result);
+      out.set(i, j, round_to_output(output, result));
     }
   }
   return out;
@@ -116,6 +119,14 @@ GemmOperands gemm_of(const CaseOperands& operands, const CaseRecord& record) {
 
 ArithmeticModel model_of(const CaseRecord& record, Precision output) {
   return {Precision::fp32, output, record.k};
+}
+
+/// Elements of `matrix` whose magnitude is `magnitude`.
+int64_t count_magnitude(const HostMatrix& matrix, double magnitude) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < matrix.rows(); ++i)
+    for (int64_t j = 0; j < matrix.cols(); ++j) count += std::fabs(matrix.get(i, j)) == magnitude;
+  return count;
 }
 
 int64_t count_marked(const Verdict& verdict) {
@@ -495,6 +506,22 @@ TEST(ErrorBound, IsTheDocumentedFormula) {
   EXPECT_EQ(error_bound(half_model, 0.0, 0.0), 0x1p-14);
   const ArithmeticModel fp32_model{Precision::fp16, Precision::fp32, 1};
   EXPECT_EQ(error_bound(fp32_model, 1.0, 2.0), 2.0 * 3 * 0x1p-11 * 2.0 + 0x1p-24 + 0x1p-126);
+}
+
+TEST(ErrorBound, ASaturatingOutputIsBoundedAroundTheClampedReference) {
+  const ArithmeticModel model{Precision::fp32, Precision::fp8e4m3, 1000};
+  const double accumulation = 2.0 * 1002 * 0x1p-24 * 10.0;
+  // Well inside the range: the usual terms, the accumulation one widened by (1 + u_out).
+  EXPECT_EQ(error_bound(model, -3.0, 10.0), (1 + 0x1p-4) * accumulation + 0x1p-4 * 3.0 + 0x1p-6);
+  // Beyond 448 by more than the accumulation error: the store is exactly 448, up to its own rounding.
+  EXPECT_EQ(error_bound(model, 1000.0, 10.0), 0x1p-4 * 448.0 + 0x1p-6);
+  EXPECT_EQ(error_bound(model, -1e30, 1e30 / 1000), 0x1p-4 * 448.0 + 0x1p-6);
+  // Straddling 448: clamping shortens the accumulation error on that side only.
+  const double magnitude = 64.0 / (2.0 * 1002 * 0x1p-24);  // an accumulation error of 64
+  EXPECT_EQ(error_bound(model, 440.0, magnitude), (1 + 0x1p-4) * 64.0 + 0x1p-4 * 440.0 + 0x1p-6);
+  EXPECT_EQ(error_bound(model, 480.0, magnitude), (1 + 0x1p-4) * 32.0 + 0x1p-4 * 448.0 + 0x1p-6);
+  // An infinite reference is an infinite fp32 sum: stored as ±448 exactly.
+  EXPECT_EQ(error_bound(model, -inf, inf), 0.0);
 }
 
 TEST(ErrorBound, AGroupStageAddsItsOwnTermAndShortensTheFp32One) {
@@ -884,6 +911,73 @@ TEST(OracleLaw, OverflowToInfinityIsCorrectWhenTheReferenceRoundsThere) {
   EXPECT_EQ(check_full(out, reference, model, true, true).wrong, 1);
 }
 
+TEST(OracleLaw, Fp8OutputsSaturateAtTheLargestFiniteValue) {
+  // References beyond the range: 1000 and −1000 (e4m3, largest 448), 1e5 (e5m2, largest 57344), +Inf.
+  const auto check = [](Precision output, double reference, double value, bool exact) {
+    const Reference expected{Eigen::MatrixXd::Constant(1, 1, reference),
+                             Eigen::MatrixXd::Constant(1, 1, std::fabs(reference))};
+    HostMatrix out(output, 1, 1, 1);
+    out.set(0, 0, value);
+    EXPECT_TRUE(std::isnan(value) || out.get(0, 0) == value)
+        << value << " is not a value of " << to_string(output);
+    return check_full(out, expected, {Precision::fp32, output, 16}, exact, true);
+  };
+  const Precision e4m3 = Precision::fp8e4m3, e5m2 = Precision::fp8e5m2;
+  for (bool exact : {true, false}) {
+    SCOPED_TRACE(exact ? "exact" : "bounded");
+    EXPECT_TRUE(check(e4m3, 1000.0, 448.0, exact).pass);
+    EXPECT_TRUE(check(e4m3, -1000.0, -448.0, exact).pass);
+    EXPECT_TRUE(check(e4m3, inf, 448.0, exact).pass);
+    EXPECT_TRUE(check(e5m2, 1e5, 57344.0, exact).pass);
+    EXPECT_TRUE(check(e5m2, -inf, -57344.0, exact).pass);
+    // NaN (e4m3's overflow without saturation) is a failure: unwritten, as C was poisoned with NaN.
+    EXPECT_EQ(check(e4m3, 1000.0, nan, exact).unwritten, 1);
+    // So is e5m2's infinity, which a saturating store never writes.
+    EXPECT_EQ(check(e5m2, 1e5, inf, exact).non_finite, 1);
+    EXPECT_EQ(check(e5m2, inf, inf, exact).non_finite, 1);
+    // Finite values below the largest are wrong, the neighbour of 448 included, and so is the other sign.
+    EXPECT_EQ(check(e4m3, 1000.0, 384.0, exact).wrong, 1);
+    EXPECT_EQ(check(e4m3, 1000.0, 416.0, exact).wrong, 1);
+    EXPECT_EQ(check(e4m3, 1000.0, -448.0, exact).wrong, 1);
+    EXPECT_EQ(check(e4m3, inf, 416.0, exact).wrong, 1);
+    EXPECT_EQ(check(e5m2, 1e5, 49152.0, exact).wrong, 1);
+  }
+  const Verdict shown = check(e4m3, 1000.0, 384.0, false);
+  ASSERT_EQ(shown.examples.size(), 1u);
+  EXPECT_EQ(shown.examples[0].expected, 448.0) << shown.summary();
+  // A reference just below 448 rounds up to it: stored as usual.
+  EXPECT_TRUE(check(e4m3, 440.0, 448.0, true).pass);
+  EXPECT_EQ(check(e4m3, 440.0, 416.0, true).wrong, 1);
+}
+
+TEST(OracleLaw, Fp8OutputOfASimulatedKernelPassesOnlyWhenItSaturates) {
+  // e4m3 in and out; ones: every output is alpha·K = 1000 (exact mode), normal: scaled by alpha beyond 448
+  // often (bounded mode), with C read.
+  for (const CaseRecord& record : {record_of(9, 7, 1000, Distribution::ones, 1),
+                                   record_of(33, 21, 200, Distribution::normal, 8, 64, 0.5)}) {
+    SCOPED_TRACE(describe(record, Precision::fp8e4m3, Precision::fp8e4m3));
+    const CaseOperands operands = materialise(record, Precision::fp8e4m3, Precision::fp8e4m3);
+    const Reference reference = compute_reference(gemm_of(operands, record));
+    const ArithmeticModel model = model_of(record, Precision::fp8e4m3);
+    const bool exact = exact_applies(record.distribution, model);
+    const HostMatrix out = simulate_kernel(operands, record, Precision::fp8e4m3);
+    const int64_t saturated = count_magnitude(out, 448.0);
+    ASSERT_GT(saturated, record.m * record.n / 4);
+    const Verdict verdict = check_full(out, reference, model, exact, true);
+    EXPECT_TRUE(verdict.pass) << verdict.summary();
+    // The store without saturation (NaN beyond 448) fails every saturated element.
+    HostMatrix overflowing = out;
+    for (int64_t i = 0; i < record.m; ++i)
+      for (int64_t j = 0; j < record.n; ++j)
+        if (std::fabs(out.get(i, j)) == 448.0)
+          overflowing.set(i, j, round_to(Precision::fp8e4m3, reference.value(i, j)));
+    const Verdict unsaturated = check_full(overflowing, reference, model, exact, true);
+    EXPECT_FALSE(unsaturated.pass);
+    EXPECT_GT(unsaturated.wrong + unsaturated.unwritten + unsaturated.non_finite, saturated / 2)
+        << unsaturated.summary();
+  }
+}
+
 TEST(Verdict, SummaryIsOneReadableLine) {
   const CaseRecord record = record_of(4, 4, 16, Distribution::small_int, 3);
   const CaseOperands operands = materialise(record, Precision::fp16, Precision::fp32);
@@ -1040,6 +1134,71 @@ TEST(ProjectedLaw, SampledCheckIsSeededAndDeterministic) {
   EXPECT_EQ(first.checked, second.checked);
   EXPECT_EQ(first.wrong, second.wrong);
   EXPECT_EQ(first.worst_ratio, second.worst_ratio);
+}
+
+TEST(ProjectedLaw, SaturatedFp8OutputsPassWhenRightAndFailWhenOneIsWrong) {
+  // e4m3 in and out, alpha = 32 on normal values with K = 300 (|ref| about 550 on average): about half the
+  // outputs saturate; C is read (beta = 0.5).
+  const CaseRecord record = record_of(120, 90, 300, Distribution::normal, 31, 32, 0.5);
+  SCOPED_TRACE(describe(record, Precision::fp8e4m3, Precision::fp8e4m3));
+  const CaseOperands case_operands = materialise(record, Precision::fp8e4m3, Precision::fp8e4m3);
+  const HostMatrix correct = simulate_kernel(case_operands, record, Precision::fp8e4m3);
+  const Reference reference = compute_reference(gemm_of(case_operands, record));
+  const ArithmeticModel model = model_of(record, Precision::fp8e4m3);
+  const int64_t saturated = count_magnitude(correct, 448.0);
+  ASSERT_GT(saturated, record.m * record.n / 4);
+  ASSERT_LT(saturated, record.m * record.n * 3 / 4);
+  ASSERT_TRUE(check_full(correct, reference, model, false, true).pass);
+  const GemmOperands operands = gemm_of(case_operands, record);
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const Verdict verdict = check_projected(correct, operands, model, 2, 64, 32, 32, seed);
+    EXPECT_TRUE(verdict.pass) << "projection seed " << seed << ": " << verdict.summary();
+    EXPECT_GE(verdict.checked, saturated + 2 * record.m) << "projection seed " << seed;
+  }
+  // Wrong elements at ±448, one at a time, found without samples: one of the wrong sign, and one whose
+  // reference is far below 448. (Each saturated element is judged on its own; without that, the row
+  // projection would not see them: an fp8 row's tolerance holds u_out·Σ|out_j||r_j|.)
+  int64_t beyond_row = -1, beyond_col = -1, small_row = -1, small_col = -1;
+  for (int64_t i = 0; i < record.m; ++i) {
+    for (int64_t j = 0; j < record.n; ++j) {
+      if (reference.value(i, j) > 600 && beyond_row < 0) std::tie(beyond_row, beyond_col) = std::pair(i, j);
+      if (std::fabs(reference.value(i, j)) < 50 && small_row < 0)
+        std::tie(small_row, small_col) = std::pair(i, j);
+    }
+  }
+  ASSERT_GE(beyond_row, 0);
+  ASSERT_GE(small_row, 0);
+  const std::tuple<int64_t, int64_t, double> faults[] = {{beyond_row, beyond_col, -448.0},
+                                                         {small_row, small_col, 448.0}};
+  for (const auto& [row, col, value] : faults) {
+    HostMatrix out = correct;
+    out.set(row, col, value);
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      const Verdict verdict = check_projected(out, operands, model, 2, 0, 0, 0, seed);
+      EXPECT_FALSE(verdict.pass) << "(" << row << ", " << col << ") = " << value << " projection seed "
+                                 << seed;
+      EXPECT_GE(verdict.wrong, 1) << verdict.summary();
+      ASSERT_FALSE(verdict.examples.empty());
+      EXPECT_TRUE(std::any_of(verdict.examples.begin(), verdict.examples.end(), [&](const ElementError& e) {
+        return e.row == row && e.col == col;
+      })) << verdict.summary();
+    }
+  }
+}
+
+TEST(ProjectedLaw, SaturatedElementsBeyondTheBudgetLeaveTheirRowsUnprojected) {
+  // 1024×1024 e4m3 outputs of K = 32, all saturated (ones, alpha = 16: 512 each): 2^25 multiply-adds to
+  // recompute them, twice the budget. A correct output passes, about half the elements are judged.
+  const CaseRecord record = record_of(1024, 1024, 32, Distribution::ones, 3, 16);
+  const CaseOperands operands = materialise(record, Precision::fp8e4m3, Precision::fp8e4m3);
+  const HostMatrix out = simulate_kernel(operands, record, Precision::fp8e4m3);
+  ASSERT_EQ(out.get(0, 0), 448.0);
+  const Verdict verdict =
+      check_projected(out, gemm_of(operands, record), model_of(record, Precision::fp8e4m3), 2, 16, 0, 0, 4);
+  EXPECT_TRUE(verdict.pass) << verdict.summary();
+  const int64_t elements = record.m * record.n;
+  EXPECT_GT(verdict.checked, elements / 2 - 2 * record.n) << verdict.summary();
+  EXPECT_LT(verdict.checked, elements / 2 + 4 * record.m + 16) << verdict.summary();
 }
 
 TEST(ProjectedLaw, NaNOutputIsNonFinite) {

@@ -56,6 +56,23 @@ TEST(Precision, SizesAndFp8) {
   }
 }
 
+TEST(Precision, OutputTypesAreFp16Bf16Fp32OrAnFp8InputsOwnType) {
+  for (Precision input : all_precisions) {
+    for (Precision output : all_precisions) {
+      SCOPED_TRACE(std::string(to_string(input)) + " -> " + to_string(output));
+      const bool wide = output == Precision::fp16 || output == Precision::bf16 || output == Precision::fp32;
+      const bool expected = input == Precision::tf32 ? output == Precision::fp32
+                            : is_fp8(output)         ? output == input
+                                                     : wide;
+      EXPECT_EQ(is_output_type(input, output), expected);
+    }
+  }
+  EXPECT_TRUE(is_output_type(Precision::fp8e4m3, Precision::fp8e4m3));
+  EXPECT_FALSE(is_output_type(Precision::fp8e5m2, Precision::fp8e4m3));
+  EXPECT_FALSE(is_output_type(Precision::bf16, Precision::fp8e4m3));
+  EXPECT_FALSE(is_output_type(Precision::fp16, Precision::tf32));
+}
+
 TEST(Precision, TemplateCodesAreTheKernelHeaders) {
   EXPECT_EQ(template_code(Precision::fp16), TF_TYPE_FP16);
   EXPECT_EQ(template_code(Precision::bf16), TF_TYPE_BF16);
@@ -253,6 +270,38 @@ TEST(Fp8, TiesSubnormalsAndOverflow) {
   EXPECT_EQ(round_to(e5m2, -inf), -inf);
   EXPECT_EQ(stored_code(e5m2, -inf), 0xFC);
   EXPECT_EQ(stored_code(e5m2, nan), 0x7E);
+}
+
+TEST(Fp8, OutputStoresSaturateAsNvidiasSatfiniteConversionDoes) {
+  // A kernel's fp8 store (cvt.rn.satfinite): nearest, ties to even, and beyond the largest finite value, ±Inf
+  // included, that value; NaN stays NaN. cuda_fp8.h's __NV_SATFINITE conversion is the host twin of it.
+  const uint64_t seed = 20261202;
+  for (Precision type : fp8_types) {
+    EXPECT_TRUE(output_saturates(type));
+    std::vector<double> values = probe_values(type, seed);
+    values.insert(values.end(), {inf, 1e300, 464.0, 61440.0, 0.0});
+    for (double magnitude : values) {
+      for (double value : {magnitude, -magnitude}) {
+        SCOPED_TRACE(std::string(to_string(type)) + " value " + std::to_string(value) + " seed " +
+                     std::to_string(seed));
+        const uint8_t code = __nv_cvt_double_to_fp8(value, __NV_SATFINITE, nvidia_kind(type));
+        ASSERT_TRUE(same_value(round_to_output(type, value), read_code(type, code)))
+            << std::hexfloat << value;
+      }
+    }
+    EXPECT_TRUE(std::isnan(round_to_output(type, nan)));
+  }
+  EXPECT_EQ(largest_finite(Precision::fp8e4m3), 448.0);
+  EXPECT_EQ(largest_finite(Precision::fp8e5m2), 57344.0);
+  EXPECT_EQ(round_to_output(Precision::fp8e4m3, 1000.0), 448.0);
+  EXPECT_EQ(round_to_output(Precision::fp8e5m2, -inf), -57344.0);
+  // The other outputs overflow to infinity: their store is round_to.
+  for (Precision type : {Precision::fp16, Precision::bf16, Precision::fp32}) {
+    EXPECT_FALSE(output_saturates(type)) << to_string(type);
+    for (double value : {1e300, -inf, 70000.0, 0.1, nan})
+      EXPECT_TRUE(same_value(round_to_output(type, value), round_to(type, value)))
+          << to_string(type) << value;
+  }
 }
 
 // ---- tf32 ---------------------------------------------------------------------------------------------

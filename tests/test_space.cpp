@@ -91,6 +91,26 @@ TEST(GemmMmaFormulas, PackIsNotPartOfTheKernelsShape) {
   EXPECT_EQ(t.threads_per_block(at({{"PACK", 1}})), t.threads_per_block(at({{"PACK", 0}})));
 }
 
+TEST(GemmRules, Fp8InputsWriteTheirOwnTypeAndCNeedsOnlyItsElementsAlignment) {
+  const KernelTemplate& fp8 = gemm_mma_fp8_template();
+  for (const TypePair types :
+       {TypePair{Precision::fp8e4m3, Precision::fp8e4m3}, TypePair{Precision::fp8e5m2, Precision::fp8e5m2}})
+    EXPECT_NE(std::find(fp8.supported_types.begin(), fp8.supported_types.end(), types),
+              fp8.supported_types.end());
+  EXPECT_EQ(std::find(fp8.supported_types.begin(), fp8.supported_types.end(),
+                      TypePair{Precision::fp8e5m2, Precision::fp8e4m3}),
+            fp8.supported_types.end());
+  // A C one byte past an aligned address: an fp8 C may start there, a 16-bit one may not.
+  GemmShape shape{64, 64, 64, 64, 64, 64, Layout{Order::row, Order::col}};
+  shape.c_alignment = 1;
+  EXPECT_EQ(fp8.refusal(fp8.default_point(), shape), std::nullopt);
+  shape.layout = Layout{};
+  EXPECT_EQ(gemm_mma_template().refusal(gemm_mma_template().default_point(), shape),
+            "C's base address is not aligned to its element size");
+  shape.c_alignment = 2;
+  EXPECT_EQ(gemm_mma_template().refusal(gemm_mma_template().default_point(), shape), std::nullopt);
+}
+
 // ---- 2. pruning against an H100's limits ---------------------------------------------------------------
 
 TEST(SpacePrune, SixteenPointSpaceOnH100) {

@@ -31,6 +31,7 @@
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/device/fuzzing.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
@@ -133,6 +134,8 @@ TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
       {&gemm_wgmma_template(),
        at(gemm_wgmma_template(), {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 128}})},
       {&gemm_wgmma_fp8_template(), gemm_wgmma_fp8_template().default_point()},
+      {&gemm_wgmma_template(), at(gemm_wgmma_template(), {{"A_REGS", 1}})},
+      {&gemm_wgmma_fp8_template(), at(gemm_wgmma_fp8_template(), {{"A_REGS", 1}})},
   };
   for (const auto& [t, point] : points) {
     SCOPED_TRACE(t->name + " " + point.str());
@@ -144,8 +147,15 @@ TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
     EXPECT_EQ((*meta)[1], t->shared_memory_bytes(point));
     EXPECT_EQ((*meta)[2], point["BM"]);
     EXPECT_EQ((*meta)[3], point["BN"]);
-    // One entry per storage order it computes.
-    for (const std::string& entry : t->entry_points) EXPECT_TRUE(kernel.resources.count(entry)) << entry;
+    // One entry per storage order it computes, and none for the others.
+    for (const Layout& layout : all_layouts()) {
+      std::string entry = "tf_gemm_" + to_string(layout);
+      std::transform(entry.begin(), entry.end(), entry.begin(), [](char c) { return std::tolower(c); });
+      EXPECT_EQ(kernel.resources.count(entry),
+                std::find(t->layouts.begin(), t->layouts.end(), layout) != t->layouts.end() &&
+                    gemm_wgmma_computes(point, layout))
+          << to_string(layout);
+    }
   }
 }
 
@@ -189,6 +199,7 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
        kBf16,
        "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2",
        "cluster"},
+      {{{"A_REGS", 2}}, kBf16, "A_REGS is a switch: 0 or 1", "switch"},
       {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2", ""},
   };
   const std::vector<std::string> all_messages = static_assert_messages(source().text);
@@ -216,15 +227,17 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
     EXPECT_FALSE(rule->holds(point, h100())) << c.constraint;
   }
   std::vector<Define> defines = gemm_wgmma_template().defines(gemm_wgmma_template().default_point(), kBf16);
+  // fp8 output with 16-bit inputs (fp8 C is offered in the input type only).
   for (Define& d : defines)
-    if (d.name == "TF_OUTPUT") d.value = 7;
+    if (d.name == "TF_OUTPUT") d.value = template_code(Precision::fp8e4m3);
+  const std::string output_rule = "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type";
   try {
     compiler().compile(CompileRequest{&source(), defines, "sm_90a"});
-    ADD_FAILURE() << "TF_OUTPUT=7 compiled";
+    ADD_FAILURE() << "bf16 in, fp8e4m3 out compiled";
   } catch (const Error& error) {
-    EXPECT_TRUE(contains(error.detail(), "TF_OUTPUT must be fp16, bf16 or fp32")) << error.detail();
+    EXPECT_TRUE(contains(error.detail(), output_rule)) << error.detail();
   }
-  fired.insert("TF_OUTPUT must be fp16, bf16 or fp32");
+  fired.insert(output_rule);
   EXPECT_EQ(fired, std::set<std::string>(all_messages.begin(), all_messages.end()));  // every rule exercised
 }
 
@@ -310,6 +323,15 @@ TEST(WgmmaTemplate, RefusesWhatTmaCannotReadAndLayoutsItDoesNotCompute) {
   cc.layout = {Order::col, Order::col};
   EXPECT_EQ(t.refusal(p, cc), std::nullopt);  // 16-bit inputs: every storage order
   ASSERT_TRUE(gemm_wgmma_fp8_template().refusal(gemm_wgmma_fp8_template().default_point(), cc).has_value());
+  // A from registers: row-major A only.
+  const Point a_regs = at(t, {{"A_REGS", 1}});
+  EXPECT_EQ(t.refusal(a_regs, s), std::nullopt);
+  GemmShape cr = s;
+  cr.layout = {Order::col, Order::row};
+  for (const GemmShape& a_col : {cc, cr}) {
+    ASSERT_TRUE(t.refusal(a_regs, a_col).has_value());
+    EXPECT_TRUE(contains(*t.refusal(a_regs, a_col), "A_REGS=1 loads A into registers from row-major A only"));
+  }
   // An odd ldc is fine: the epilogue then stores from registers instead of through TMA.
   GemmShape odd_c = s;
   odd_c.ldc = 1003;
@@ -343,10 +365,11 @@ TEST(WgmmaTemplate, ASourceCarriesOnlyTheHeadersItIncludes) {
     for (const auto& [name, text] : s.headers) out.insert(name);
     return out;
   };
-  EXPECT_EQ(names(source()),
-            (std::set<std::string>{"gemm_params.h", "tile_map.h", "tunefuzz_rtc.h", "wgmma_ops.h"}));
+  EXPECT_EQ(names(source()), (std::set<std::string>{"gemm_params.h", "output_types.h", "tile_map.h",
+                                                    "tunefuzz_rtc.h", "wgmma_ops.h"}));
   const KernelSource mma = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
-  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "tile_map.h", "tunefuzz_rtc.h"}));
+  EXPECT_EQ(names(mma),
+            (std::set<std::string>{"gemm_params.h", "output_types.h", "tile_map.h", "tunefuzz_rtc.h"}));
 }
 
 TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {

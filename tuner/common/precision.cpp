@@ -43,6 +43,12 @@ bool is_fp8(Precision precision) {
   return precision == Precision::fp8e4m3 || precision == Precision::fp8e5m2;
 }
 
+bool is_output_type(Precision input, Precision output) {
+  if (input == Precision::tf32) return output == Precision::fp32;
+  if (is_fp8(output)) return output == input;
+  return output == Precision::fp16 || output == Precision::bf16 || output == Precision::fp32;
+}
+
 int size_of(Precision precision) {
   return traits_of(precision).bytes;
 }

@@ -396,27 +396,33 @@ Precision read_input_precision(const Context& context, const Field& field) {
 }
 
 /// The output type a problem gets without an `output` key: its input type, except fp32 for tf32 inputs and
-/// bf16 for fp8 inputs (tf32 and fp8 are input types only).
+/// bf16 for fp8 inputs (which may also write their own type).
 Precision default_output(Precision input) {
   if (input == Precision::tf32) return Precision::fp32;
   if (is_fp8(input)) return Precision::bf16;
   return input;
 }
 
-/// C is fp16, bf16 or fp32; with tf32 inputs only fp32.
+/// The output types `input` may write (is_output_type), as an error lists them.
+std::string expected_outputs(Precision input) {
+  if (input == Precision::tf32) return "fp32";
+  if (is_fp8(input)) return std::string("fp16, bf16, fp32 or ") + to_string(input);
+  return "fp16, bf16 or fp32";
+}
+
+/// C is fp16, bf16 or fp32; with tf32 inputs only fp32; with fp8 inputs also the input type.
 Precision read_output_precision(const Context& context, const Field& field, Precision input) {
   const std::string text = read_string(context, field);
   const std::optional<Precision> output = parse_precision(text);
-  const bool output_type =
-      output == Precision::fp16 || output == Precision::bf16 || output == Precision::fp32;
-  if (!output) fail(context, field, "unknown output type '" + text + "' (expected fp16, bf16 or fp32)");
-  if (!output_type) {
-    fail(context, field,
-         "output type " + text + " is not supported (expected fp16, bf16 or fp32; " + text +
-             " is an input type only)");
+  if (!output)
+    fail(context, field, "unknown output type '" + text + "' (expected " + expected_outputs(input) + ")");
+  if (!is_output_type(input, *output)) {
+    std::string why = "output type " + text + " is not supported with " + to_string(input) +
+                      " inputs (expected " + expected_outputs(input);
+    if (*output == Precision::tf32) why += "; tf32 is an input type only";
+    if (is_fp8(*output)) why += "; an fp8 output needs fp8 inputs of the same type";
+    fail(context, field, why + ")");
   }
-  if (input == Precision::tf32 && output != Precision::fp32)
-    fail(context, field, "output type " + text + " is not supported with tf32 inputs (expected fp32)");
   return *output;
 }
 

@@ -1,7 +1,8 @@
 // The cuBLAS baseline, on the tuned kernels' device operands in the same process. Row-major C = A·B is
 // column-major Cᵀ = Bᵀ·Aᵀ: cuBLAS's first operand is our B, its second our A, and M and N swap.
 // fp16/bf16/fp32/tf32 inputs go through cublasGemmEx; fp8 inputs through cuBLASLt (cublasLtMatmul), whose
-// FP8 kernels want the "TN" form (layout RC here), 16-byte sizes and addresses, and no E5M2 x E5M2.
+// FP8 kernels want the "TN" form (layout RC here), 16-byte sizes and addresses, and no E5M2 x E5M2, and
+// whose E4M3 D comes with a C in bf16 or fp16: an fp8 C_out = alpha·A·B + beta·C is served for beta == 0.
 #include <cublasLt.h>
 
 #include <algorithm>
@@ -118,12 +119,16 @@ ShapeKey shape_key(const GemmShape& s) {
 }
 
 /// One shape's cublasLtMatmul: descriptors and the heuristic's algorithm, or why there is none. cuBLAS's
-/// A is our B, its B our A, and its C = D our C (in place).
+/// A is our B, its B our A, and its C = D our C (in place), except for an fp8 D: its C is bf16 (cuBLASLt's
+/// FP8 table: E4M3 x E4M3 with D in E4M3 takes C in BF16 or FP16), never read (beta == 0).
 struct LtPlan {
   MatmulDesc operation;
   MatrixLayout first, second, output;
+  MatrixLayout unread_c;  ///< fp8 D only: C's layout, bf16 of D's shape
   cublasLtMatmulAlgo_t algorithm{};
   std::optional<std::string> refusal;
+
+  cublasLtMatrixLayout_t c_layout() const { return unread_c ? unread_c.get() : output.get(); }
 };
 
 /// The FP8 kernels' rules on sizes, leading dimensions and addresses (cuBLAS "Tensor Core Usage", which
@@ -190,6 +195,8 @@ struct CublasRunner::Lt {
     plan.first = matrix_layout(data_type(types.input), first_n ? s.n : s.k, first_n ? s.k : s.n, s.ldb);
     plan.second = matrix_layout(data_type(types.input), second_n ? s.k : s.m, second_n ? s.m : s.k, s.lda);
     plan.output = matrix_layout(data_type(types.output), s.n, s.m, s.ldc);
+    const bool fp8_output = is_fp8(types.output);
+    if (fp8_output) plan.unread_c = matrix_layout(CUDA_R_16BF, s.n, s.m, s.ldc);
 
     cublasLtMatmulPreference_t raw_preference = nullptr;
     check_cublas(cublasLtMatmulPreferenceCreate(&raw_preference), "cublasLtMatmulPreferenceCreate");
@@ -200,14 +207,14 @@ struct CublasRunner::Lt {
     set_preference(raw_preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                    alignment_preference(s.a_alignment));
     set_preference(raw_preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                   alignment_preference(s.c_alignment));
+                   alignment_preference(fp8_output ? s.a_alignment : s.c_alignment));  // run() passes A as C
     set_preference(raw_preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                    alignment_preference(s.c_alignment));
 
     cublasLtMatmulHeuristicResult_t result{};
     int count = 0;
     const cublasStatus_t status =
-        cublasLtMatmulAlgoGetHeuristic(handle, desc, plan.first.get(), plan.second.get(), plan.output.get(),
+        cublasLtMatmulAlgoGetHeuristic(handle, desc, plan.first.get(), plan.second.get(), plan.c_layout(),
                                        plan.output.get(), raw_preference, 1, &result, &count);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && count == 0)) {
       const std::string why = count == 0 && status == CUBLAS_STATUS_SUCCESS ? "its heuristic returned none"
@@ -222,7 +229,7 @@ struct CublasRunner::Lt {
   }
 };
 
-CublasRunner::CublasRunner(TypePair types, CUstream stream) : types_(types) {
+CublasRunner::CublasRunner(TypePair types, double beta, CUstream stream) : types_(types), beta_(beta) {
   if (is_fp8(types.input)) lt_ = std::make_unique<Lt>();
   check_cublas(cublasCreate(&handle_), "cublasCreate");
   check_cublas(cublasSetStream(handle_, reinterpret_cast<cudaStream_t>(stream)), "cublasSetStream");
@@ -245,11 +252,16 @@ std::string CublasRunner::version() const {
 
 std::optional<std::string> CublasRunner::fp8_refusal(const GemmShape& s) const {
   const Precision output = types_.output;
-  if (output != Precision::bf16 && output != Precision::fp16 && output != Precision::fp32)
-    return std::string("cuBLASLt FP8 GEMMs write bf16, fp16 or fp32, not ") + to_string(output);
   if (types_.input == Precision::fp8e5m2)
     return std::string(
         "cuBLASLt has no E5M2 x E5M2 GEMM (its FP8 kernels take E4M3 x E4M3, E4M3 x E5M2 and E5M2 x E4M3)");
+  if (output != Precision::bf16 && output != Precision::fp16 && output != Precision::fp32 &&
+      output != Precision::fp8e4m3)
+    return std::string("cuBLASLt's E4M3 x E4M3 GEMMs write bf16, fp16, fp32 or fp8e4m3, not ") +
+           to_string(output);
+  if (is_fp8(output) && beta_ != 0)
+    return std::string(
+        "cuBLASLt's fp8-output GEMM takes C in bf16 or fp16, not fp8: it serves beta == 0 only");
   if (s.layout != Layout{Order::row, Order::col})
     return "cuBLASLt FP8 needs A row-major and B column-major (layout RC, its \"TN\" form), not layout " +
            to_string(s.layout);
@@ -276,10 +288,15 @@ void CublasRunner::run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const 
   if (lt_) {
     const LtPlan& plan = lt_->plan(s, types_);
     if (plan.refusal) throw Error(ErrorKind::launch, "cublasLtMatmul: " + *plan.refusal);
-    const auto c = reinterpret_cast<void*>(g.c);
+    const auto d = reinterpret_cast<void*>(g.c);
+    // An fp8 D's bf16 C is not read (beta == 0), but cuBLASLt takes neither null nor D for it: A stands in.
+    const bool fp8_output = is_fp8(types_.output);
+    if (fp8_output && beta != 0.0f)
+      throw Error(ErrorKind::internal, "cublasLtMatmul: an fp8 output with beta != 0 (refused by refusal())");
+    const void* c = fp8_output ? reinterpret_cast<const void*>(g.a) : d;
     check_cublas(cublasLtMatmul(lt_->handle, plan.operation.get(), &alpha, reinterpret_cast<const void*>(g.b),
                                 plan.first.get(), reinterpret_cast<const void*>(g.a), plan.second.get(),
-                                &beta, c, plan.output.get(), c, plan.output.get(), &plan.algorithm,
+                                &beta, c, plan.c_layout(), d, plan.output.get(), &plan.algorithm,
                                 reinterpret_cast<void*>(lt_->workspace.get()), kLtWorkspaceBytes,
                                 reinterpret_cast<cudaStream_t>(stream)),
                  "cublasLtMatmul");

@@ -34,7 +34,7 @@ CUtensorMapDataType tma_type(Precision precision) {
 }
 
 // A 2-D row-major view (rows × cols, leading dimension ld elements) read in boxes of box.inner columns ×
-// box.outer rows with the 128-byte swizzle; what lies outside reads as zeros.
+// box.outer rows with the box's swizzle (128 or 64 bytes); what lies outside reads as zeros.
 CUtensorMap encode(CUdeviceptr base, Precision precision, int64_t rows, int64_t cols, int64_t ld,
                    TmaBox box) {
   CUtensorMap map;
@@ -42,10 +42,12 @@ CUtensorMap encode(CUdeviceptr base, Precision precision, int64_t rows, int64_t 
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * size_of(precision))};
   const cuuint32_t boxes[2] = {static_cast<cuuint32_t>(box.inner), static_cast<cuuint32_t>(box.outer)};
   const cuuint32_t unit[2] = {1, 1};
-  check(cuTensorMapEncodeTiled(&map, tma_type(precision), 2, reinterpret_cast<void*>(base), dims, strides,
-                               boxes, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-        "cuTensorMapEncodeTiled");
+  check(
+      cuTensorMapEncodeTiled(&map, tma_type(precision), 2, reinterpret_cast<void*>(base), dims, strides,
+                             boxes, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                             box.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      "cuTensorMapEncodeTiled");
   return map;
 }
 
@@ -55,7 +57,8 @@ class GemmWgmmaRunner final : public GemmRunner {
       : candidate_(candidate), module_(image) {
     const KernelTemplate& t = *candidate.kernel_template;
     for (const Layout& layout : t.layouts)
-      gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
+      if (gemm_wgmma_computes(candidate.point, layout))
+        gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
     check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     for (CUfunction f : gemm_)

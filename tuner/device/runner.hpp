@@ -46,7 +46,8 @@ std::unique_ptr<GemmRunner> make_gemm_wgmma_runner(const Candidate& candidate, c
 /// tensor cores for tf32 inputs, pedantic fp32 for fp32 inputs), or cuBLASLt (cublasLtMatmul) for fp8 inputs.
 class CublasRunner final : public GemmRunner {
  public:
-  CublasRunner(TypePair types, CUstream stream);
+  /// `beta`: the problem's, which every run uses (cuBLASLt serves an fp8 output only with beta == 0).
+  CublasRunner(TypePair types, double beta, CUstream stream);
   ~CublasRunner() override;
   std::string name() const override;
   std::optional<std::string> refusal(const GemmShape& shape) const override;
@@ -60,6 +61,7 @@ class CublasRunner final : public GemmRunner {
   std::optional<std::string> fp8_refusal(const GemmShape& shape) const;
 
   TypePair types_;
+  double beta_;
   std::unique_ptr<Lt> lt_;
   cublasHandle_t handle_ = nullptr;
 };

@@ -134,7 +134,7 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   };
 
   TimeResult result;
-  CublasRunner cublas(types, stream.get());
+  CublasRunner cublas(types, problem.beta, stream.get());
   result.baseline_version = cublas.version();
   result.baseline.id = "cublas";
   if (auto why = cublas.refusal(shape)) {

@@ -16,8 +16,9 @@ const std::vector<TypePair>& sixteen_bit_type_pairs() {
 const std::vector<TypePair>& fp8_type_pairs() {
   static const std::vector<TypePair> pairs = {
       {Precision::fp8e4m3, Precision::bf16}, {Precision::fp8e4m3, Precision::fp16},
-      {Precision::fp8e4m3, Precision::fp32}, {Precision::fp8e5m2, Precision::bf16},
-      {Precision::fp8e5m2, Precision::fp16}, {Precision::fp8e5m2, Precision::fp32}};
+      {Precision::fp8e4m3, Precision::fp32}, {Precision::fp8e4m3, Precision::fp8e4m3},
+      {Precision::fp8e5m2, Precision::bf16}, {Precision::fp8e5m2, Precision::fp16},
+      {Precision::fp8e5m2, Precision::fp32}, {Precision::fp8e5m2, Precision::fp8e5m2}};
   return pairs;
 }
 
@@ -26,6 +27,18 @@ const std::vector<Layout>& all_layouts() {
       {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
   return layouts;
 }
+
+namespace {
+
+/// Bytes of the narrowest C the template writes (1 where it writes fp8).
+int64_t narrowest_output_bytes(std::string_view template_name) {
+  int64_t bytes = 4;
+  for (const TypePair& types : find_template(template_name).supported_types)
+    bytes = std::min<int64_t>(bytes, size_of(types.output));
+  return bytes;
+}
+
+}  // namespace
 
 std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
   const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
@@ -44,7 +57,8 @@ std::optional<std::string> operands_refusal(std::string_view template_name, cons
   if (a.ld < a.extent || b.ld < b.extent || s.ldc < s.n)
     return std::string("leading dimensions must be at least the stored row lengths (lda >= ") +
            a.extent_name + ", ldb >= " + b.extent_name + ", ldc >= N)";
-  if (s.c_alignment % 2 != 0) return std::string("C's base address is not aligned to its element size");
+  if (s.c_alignment % narrowest_output_bytes(template_name) != 0)
+    return std::string("C's base address is not aligned to its element size");
   return std::nullopt;
 }
 

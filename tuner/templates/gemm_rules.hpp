@@ -19,7 +19,7 @@
 namespace tunefuzz {
 
 /// The element types of the tensor-core templates: fp16 or bf16 inputs with fp16, bf16 or fp32 output, and
-/// fp8 e4m3 or e5m2 inputs with the same outputs.
+/// fp8 e4m3 or e5m2 inputs with the same outputs or their own type (stores saturate).
 const std::vector<TypePair>& sixteen_bit_type_pairs();
 const std::vector<TypePair>& fp8_type_pairs();
 /// RR, RC, CR and CC.
@@ -36,7 +36,8 @@ std::pair<Stored, Stored> stored_operands(const GemmShape& shape);
 
 /// What the tensor-core templates refuse alike: a storage order outside `layouts` (the message ends with
 /// `layout_note`), M, N or K below 1, a leading dimension shorter than its stored row, and a C whose base is
-/// not aligned to 2 bytes (every output type is at least that wide).
+/// not aligned to the narrowest output type the template writes (1 byte where it writes fp8: the refusal does
+/// not see the candidate's own output type, and every C the tuner makes is aligned to its element).
 std::optional<std::string> operands_refusal(std::string_view template_name, const GemmShape& shape,
                                             const std::vector<Layout>& layouts, std::string_view layout_note);
 

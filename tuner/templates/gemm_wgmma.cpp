@@ -50,14 +50,14 @@ int64_t shared_memory(const Point& p, int64_t eb) {
 std::vector<Constraint> constraints(int64_t eb) {
   const int64_t slab = kSwizzleBytes / eb;
   return {
-      {"positive", "every tunable must be at least 1 (PERSISTENT at least 0)",
+      {"positive", "every tunable must be at least 1 (the switches PERSISTENT and A_REGS at least 0)",
        [](const Point& p, const GpuLimits&) {
          for (const auto& [name, value] : p.values())
-           if (value < (name == "PERSISTENT" ? 0 : 1)) return false;
+           if (value < (name == "PERSISTENT" || name == "A_REGS" ? 0 : 1)) return false;
          return true;
        }},
-      {"switch", "PERSISTENT is a switch: 0 or 1",
-       [](const Point& p, const GpuLimits&) { return p["PERSISTENT"] <= 1; }},
+      {"switch", "PERSISTENT and A_REGS are switches: 0 or 1",
+       [](const Point& p, const GpuLimits&) { return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1; }},
       {"consumers", "CONSUMERS must be 1 or 2 consumer warpgroups",
        [](const Point& p, const GpuLimits&) { return p["CONSUMERS"] == 1 || p["CONSUMERS"] == 2; }},
       {"wgmma_m",
@@ -96,6 +96,9 @@ std::vector<Constraint> constraints(int64_t eb) {
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 wgmma takes K-major A and B: RC")) return why;
+  if (!gemm_wgmma_computes(p, s.layout))
+    return "A_REGS=1 loads A into registers from row-major A only; the A_REGS=0 point serves layout " +
+           to_string(s.layout);
   // TMA: 16-byte aligned bases and row strides; coordinates are 32-bit.
   const int64_t eb = f.element_bytes;
   if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
@@ -133,6 +136,8 @@ KernelTemplate make_template(const Family& f) {
       {"CLUSTER_N", 1, "CTAs per cluster along N: 2 = two tile columns share each A tile (TMA multicast)"},
       {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles",
        false},
+      {"A_REGS", 0,
+       "1 = consumers load A into registers (ldmatrix) and wgmma reads it there; row-major A only"},
   };
   t.constraints = constraints(eb);
   t.layouts = f.layouts;
@@ -143,6 +148,7 @@ KernelTemplate make_template(const Family& f) {
     std::vector<std::string> out = {"wgmma.mma_async.sync.aligned", "cp.async.bulk.tensor.2d.shared::cluster",
                                     "mbarrier.try_wait.parity"};
     if (p["CONSUMERS"] == 2) out.push_back("setmaxnreg.inc");
+    if (p["A_REGS"]) out.push_back("ldmatrix.sync.aligned.m8n8.x4");
     // (How a stage is released to the partner is left to the fuzzer: the release_local mutant must reach it.)
     if (cluster_size(p) > 1) {
       out.push_back(".multicast::cluster");
@@ -208,7 +214,13 @@ int64_t gemm_wgmma_grid(const Point& p, const GemmShape& s, int64_t requested) {
 }
 
 TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
-  return {kSwizzleBytes / output_bytes, rows_per_consumer(p)};
+  // fp8: 64-byte rows (64 columns), so that every BN is whole slabs (kOutRowBytes in the kernel).
+  const int64_t row_bytes = output_bytes == 1 ? 64 : kSwizzleBytes;
+  return {row_bytes / output_bytes, rows_per_consumer(p), row_bytes};
+}
+
+bool gemm_wgmma_computes(const Point& p, const Layout& layout) {
+  return !p["A_REGS"] || layout.a == Order::row;
 }
 
 const std::vector<std::string>& gemm_wgmma_mutant_names() {

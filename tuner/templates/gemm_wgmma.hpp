@@ -19,13 +19,17 @@ const KernelTemplate& gemm_wgmma_fp8_template();
 /// CTAs of a cluster share).
 struct TmaBox {
   int64_t inner = 0, outer = 0;
+  int64_t swizzle_bytes = 128;  ///< the swizzle of the box's rows: 128 bytes, or 64 for fp8 C
 };
 TmaBox gemm_wgmma_operand_box(const Point& point, bool is_a, bool stored_along_k, int64_t element_bytes);
 /// The CTAs to launch: whole clusters (CLUSTER_M x CLUSTER_N CTAs, one tile each) covering every tile, or,
 /// for `requested` > 0 (a persistent grid), that many rounded up to whole clusters, at most all of them.
 int64_t gemm_wgmma_grid(const Point& point, const GemmShape& shape, int64_t requested);
-/// The box of C's tensor map: a 128-byte slab of columns by one consumer's rows.
+/// The box of C's tensor map: a slab of 128 bytes of columns (fp8: 64 bytes, 64 columns, 64-byte swizzle) by
+/// one consumer's rows.
 TmaBox gemm_wgmma_output_box(const Point& point, int64_t output_bytes);
+/// Whether the point has a kernel for this storage order (A_REGS = 1 reads row-major A only).
+bool gemm_wgmma_computes(const Point& point, const Layout& layout);
 
 /// The names of the injected bugs the template accepts through TF_MUTANT (index = code, 0 = none).
 const std::vector<std::string>& gemm_wgmma_mutant_names();

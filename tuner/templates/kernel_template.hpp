@@ -106,7 +106,8 @@ struct KernelTemplate {
   std::string name;                       ///< as written in configs and tables
   std::string source_file;                ///< file under the templates directory
   std::string summary;                    ///< one line for `tune space`
-  std::vector<std::string> entry_points;  ///< kernels the module must export
+  std::vector<std::string> entry_points;  ///< kernels the module exports (a point may export fewer storage
+                                          ///< orders: see its refusal)
   std::vector<ParameterDecl> parameters;
   std::vector<Constraint> constraints;  ///< checked in order; the first that fails names the prune reason
   std::vector<TypePair> supported_types;
