@@ -46,7 +46,7 @@ int show(const std::vector<std::string>& files, bool json) {
   for (const ResultsTable& t : set.tables) {
     std::printf("%s (%s, driver %s) — %s, commit %.12s, %s\n", t.gpu_name.c_str(), t.gpu_arch.c_str(),
                 t.driver.c_str(), t.file.c_str(), t.tool_commit.c_str(), t.date.c_str());
-    std::printf("  %-24s %-17s %-14s %-6s %9s %9s %7s  %s\n", "problem", "m x n x k", "types", "layout",
+    std::printf("  %-24s %-17s %-16s %-6s %9s %9s %7s  %s\n", "problem", "m x n x k", "types", "layout",
                 "TFLOP/s", "baseline", "ratio", "winner");
     for (const TableRow& row : t.rows) {
       const Problem& p = row.problem;
@@ -54,11 +54,11 @@ int show(const std::vector<std::string>& files, bool json) {
       const std::string types = std::string(to_string(p.input)) + "->" + to_string(p.output);
       const std::string layout = to_string(p.layout);
       if (row.winner)
-        std::printf("  %-24s %-17s %-14s %-6s %9.1f %9.1f %6.2fx  %s\n", p.name.c_str(), shape.c_str(),
+        std::printf("  %-24s %-17s %-16s %-6s %9.1f %9.1f %6.2fx  %s\n", p.name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), row.winner->tflops, row.baseline_tflops,
                     row.ratio_vs_baseline, config_text(*row.winner).c_str());
       else
-        std::printf("  %-24s %-17s %-14s %-6s %9s %9.1f %7s  %s\n", p.name.c_str(), shape.c_str(),
+        std::printf("  %-24s %-17s %-16s %-6s %9s %9.1f %7s  %s\n", p.name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), "-", row.baseline_tflops, "-", "(no candidate)");
     }
   }
