@@ -158,8 +158,12 @@ void fill_values(HostMatrix& matrix, Operand operand, const CaseRecord& record, 
           if (operand == Operand::c) value = static_cast<double>((row + col) % 3) - 1;
           break;
         case Distribution::alternating: {
-          const int64_t along_k = operand == Operand::a ? col : row;  // K runs along A's columns, B's rows
-          value = (along_k % 2 ? -1.0 : 1.0) * static_cast<double>(1 + (row + col) % 3);
+          // K runs along A's columns and B's rows. A's sign flips every step of K and B's every second step,
+          // so the products' signs run + - - + along K and the sums cancel (with the same period in both,
+          // every product would be positive).
+          const int64_t along_k = operand == Operand::a ? col : row;
+          const bool negative = operand == Operand::b ? (along_k / 2) % 2 : along_k % 2;
+          value = (negative ? -1.0 : 1.0) * static_cast<double>(1 + (row + col) % 3);
           break;
         }
         case Distribution::large:

@@ -318,6 +318,23 @@ TEST(Materialise, SameRecordSameBytes) {
   EXPECT_NE(std::memcmp(first.a.bytes(), second.a.bytes(), first.a.size_bytes()), 0) << "seeds 1 and 2";
 }
 
+// `alternating` is the cancellation case: along K the products change sign, so each output is far smaller
+// than the sum of its products' magnitudes (with A and B flipping signs in step, every product was positive).
+TEST(Materialise, AlternatingProductsCancelAlongK) {
+  const CaseOperands operands =
+      materialise(record_of(6, 5, 64, Distribution::alternating, 1), Precision::bf16, Precision::fp32);
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 5; ++j) {
+      double sum = 0, magnitude = 0;
+      for (int64_t k = 0; k < 64; ++k) {
+        const double product = operands.a.get(i, k) * operands.b.get(k, j);
+        sum += product;
+        magnitude += std::fabs(product);
+      }
+      EXPECT_LE(std::fabs(sum), magnitude / 4) << "(" << i << ", " << j << ")";
+    }
+}
+
 TEST(Materialise, ShapesAndLeadingDimensions) {
   CaseRecord record = record_of(5, 6, 7, Distribution::small_int, 3, 1, 1);
   record.lda_pad = 1;
