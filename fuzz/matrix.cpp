@@ -208,10 +208,14 @@ double largest_finite(Precision type) {
   return format_of(type).max_finite;
 }
 
-double round_to_output(Precision type, double value) {
-  if (!output_saturates(type) || std::isnan(value)) return round_to(type, value);
+double saturate(Precision type, double value) {
+  if (!output_saturates(type) || std::isnan(value)) return value;
   const double largest = largest_finite(type);
-  return round_to(type, std::clamp(value, -largest, largest));
+  return std::clamp(value, -largest, largest);
+}
+
+double round_to_output(Precision type, double value) {
+  return round_to(type, saturate(type, value));
 }
 
 double smallest_normal(Precision type) {

@@ -25,8 +25,10 @@ bool output_saturates(Precision type);
 /// The largest finite value of `type` (448 fp8e4m3, 57344 fp8e5m2, 65504 fp16, ...).
 double largest_finite(Precision type);
 
-/// What a kernel stores in C of `type` for `value`: round_to, except where the output saturates (fp8), where
-/// a value beyond the largest finite one, ±Inf included, becomes ±largest finite; NaN stays NaN.
+/// `value` clamped to ±largest finite where C of `type` saturates (±Inf included; NaN stays NaN), else as is.
+double saturate(Precision type, double value);
+
+/// What a kernel stores in C of `type` for `value`: round_to(saturate(value)).
 double round_to_output(Precision type, double value);
 
 /// The smallest positive normal value of `type` (2^-14 fp16, 2^-126 bf16/fp32/tf32, 2^-6 fp8e4m3, 2^-14

@@ -65,14 +65,6 @@ void validate(const GemmOperands& operands) {
 
 enum class Outcome { pass, wrong, non_finite, unwritten };
 
-/// The value an output element aims at: the reference, clamped to ±largest finite where the output type
-/// saturates (an infinite reference included; NaN stays NaN).
-double saturated(Precision output, double reference) {
-  if (!output_saturates(output) || std::isnan(reference)) return reference;
-  const double largest = largest_finite(output);
-  return std::clamp(reference, -largest, largest);
-}
-
 /// A non-finite value where the reference is finite.
 Outcome judge_non_finite_output(double out, bool poisoned_with_nan) {
   return std::isnan(out) && poisoned_with_nan ? Outcome::unwritten : Outcome::non_finite;
@@ -88,9 +80,9 @@ Outcome judge_non_finite_reference(double out, double reference) {
 /// Exact mode: bit equality with the reference rounded once to the output type, saturating where it does
 /// (round_to_output; −0 equals +0).
 Outcome judge_exact(double out, double reference, Precision output, bool poisoned_with_nan) {
-  const double goal = saturated(output, reference);
+  const double goal = saturate(output, reference);
   if (!std::isfinite(goal)) return judge_non_finite_reference(out, goal);
-  if (out == round_to(output, goal)) return Outcome::pass;  // an overflow to ±Inf included
+  if (out == round_to_output(output, goal)) return Outcome::pass;  // an overflow to ±Inf included
   if (std::isnan(out)) return judge_non_finite_output(out, poisoned_with_nan);
   return std::isinf(out) ? Outcome::non_finite : Outcome::wrong;
 }
@@ -99,7 +91,7 @@ Outcome judge_exact(double out, double reference, Precision output, bool poisone
 /// to that). An infinite output passes only where a value within the bound of the reference overflows to
 /// that infinity in the output type (never in a saturating one).
 Outcome judge_bounded(double out, double reference, double bound, Precision output, bool poisoned_with_nan) {
-  const double goal = saturated(output, reference);
+  const double goal = saturate(output, reference);
   if (!std::isfinite(goal)) return judge_non_finite_reference(out, goal);
   if (std::isnan(out)) return judge_non_finite_output(out, poisoned_with_nan);
   if (std::isinf(out)) {
@@ -312,9 +304,9 @@ double error_bound(const ArithmeticModel& model, double reference, double magnit
   // and 1-Lipschitz, so clamp(y) lies within `spread` of clamp(ref) (0 when ref is beyond the largest finite
   // value by more than that), and rounding adds at most u_out·|clamp(y)| + tiny.
   if (std::isinf(reference)) return 0;  // y is that infinity, stored as ±largest finite
-  const double goal = saturated(model.output, reference);
-  const double spread = std::max(saturated(model.output, reference + accumulation) - goal,
-                                 goal - saturated(model.output, reference - accumulation));
+  const double goal = saturate(model.output, reference);
+  const double spread = std::max(saturate(model.output, reference + accumulation) - goal,
+                                 goal - saturate(model.output, reference - accumulation));
   return (1 + u_out) * spread + u_out * std::fabs(goal) + tiny;
 }
 
@@ -363,7 +355,7 @@ Verdict check_full(const HostMatrix& out, const Reference& reference, const Arit
       } else {
         const double bound = error_bound(model, expected, reference.magnitude(row, col));
         const Outcome outcome = judge_bounded(value, expected, bound, model.output, poisoned_with_nan);
-        const double goal = saturated(model.output, expected);
+        const double goal = saturate(model.output, expected);
         if (std::isfinite(value) && std::isfinite(expected))
           builder.add_ratio(std::fabs(value - goal) / bound);
         builder.add(outcome, {row, col, value, goal, bound});
@@ -475,7 +467,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
       if (std::isfinite(value)) continue;
       double expected = 0;  // finite for sure when the operands are (and clamped where the output saturates)
       if (!finite_operands_ || non_finite_seen < static_cast<int64_t>(kMaxExamples)) {
-        expected = saturated(model.output, exact_element(operands, row, col).value);
+        expected = saturate(model.output, exact_element(operands, row, col).value);
       }
       ++non_finite_seen;
       builder.add(finite_operands_ ? judge_non_finite_output(value, false)
@@ -488,7 +480,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
   const auto judge_exactly = [&](int64_t row, int64_t col, double value) {
     const ExactElement element = exact_element(operands, row, col);
     const double bound = error_bound(model, element.value, element.magnitude);
-    const double goal = saturated(model.output, element.value);
+    const double goal = saturate(model.output, element.value);
     if (std::isfinite(element.value)) builder.add_ratio(std::fabs(value - goal) / bound);
     builder.add(judge_bounded(value, element.value, bound, model.output, false),
                 {row, col, value, goal, bound});
