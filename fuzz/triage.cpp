@@ -9,9 +9,9 @@
 namespace tunefuzz::fuzz {
 
 namespace {
-constexpr std::array<const char*, 9> kClassNames = {
-    "compile_failed", "not_supported",       "launch_error",     "crash",  "hang",
-    "incorrect",      "out_of_bounds_write", "nondeterministic", "timeout"};
+constexpr std::array<const char*, 10> kClassNames = {
+    "compile_failed", "not_supported",       "launch_error",     "crash",   "hang",
+    "incorrect",      "out_of_bounds_write", "nondeterministic", "timeout", "sanitizer"};
 }
 
 const char* to_string(FailureClass failure) {

@@ -21,6 +21,7 @@ enum class FailureClass {
   nondeterministic,     ///< two identical runs gave different bits
   timeout,  ///< the job's time ran out while no kernel was running (host work, e.g. judging a huge case):
             ///< no verdict on the kernel
+  sanitizer,  ///< compute-sanitizer reported an error, a hazard or a barrier misuse on a sampled case
 };
 
 enum class IncorrectKind {

@@ -13,6 +13,7 @@
 // Host-side declaration of the same tunables, constraints and shared-memory formula: tuner/templates/gemm_mma.cpp.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
+#include "perturb.h"
 #include "tile_map.h"
 
 // ---- Tunables (names match configs and result tables) ----
@@ -65,6 +66,10 @@
 #define TF_MUTANT_UNIT_KEEPS_ACC 9      // accumulators are zeroed once per CTA, not once per unit
 #define TF_MUTANT_EMPTY_SPLIT_SKIPS 10  // a split with no K tiles writes no partial (stale workspace)
 #define TF_MUTANT_SPLIT_DROPS_REMAINDER 11  // every split gets k_tiles / splits tiles: the remainder is lost
+#define TF_MUTANT_WAIT_ONE_SHORT 12     // the K loop waits for one cp.async group too few: tile kt may be in flight
+#define TF_MUTANT_UNIT_NO_DRAIN 13      // the next unit's prologue starts without the barrier after this unit
+#define TF_MUTANT_REDUCE_WHOLE_QUADS 14  // tf_reduce finishes whole quads only: N % 4 columns stay unwritten
+#define TF_MUTANT_COL_ROWS_ROUNDED 15   // a column-major operand's stored rows (K of A, N of B) rounded to VEC
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_TF32
@@ -219,12 +224,18 @@ struct TileSource {
 template <bool A_COL>
 __device__ __forceinline__ TileSource a_source(const TfGemmParams& p, TileCoords t, tf_i64 k0) {
   const elem_t* a = static_cast<const elem_t*>(p.a);
+#if TF_MUTANT == TF_MUTANT_COL_ROWS_ROUNDED
+  return A_COL ? TileSource{a, k0, t.m0, p.k / VEC * VEC, p.m, p.lda} : TileSource{a, t.m0, k0, p.m, p.k, p.lda};
+#endif
   return A_COL ? TileSource{a, k0, t.m0, p.k, p.m, p.lda} : TileSource{a, t.m0, k0, p.m, p.k, p.lda};
 }
 
 template <bool B_COL>
 __device__ __forceinline__ TileSource b_source(const TfGemmParams& p, TileCoords t, tf_i64 k0) {
   const elem_t* b = static_cast<const elem_t*>(p.b);
+#if TF_MUTANT == TF_MUTANT_COL_ROWS_ROUNDED
+  if (B_COL) return TileSource{b, t.n0, k0, p.n / VEC * VEC, p.k, p.ldb};
+#endif
   return B_COL ? TileSource{b, t.n0, k0, p.n, p.k, p.ldb} : TileSource{b, k0, t.n0, p.k, p.n, p.ldb};
 }
 
@@ -453,7 +464,12 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     cp_async_commit();
   }
   for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
+    tf_perturb(__LINE__, static_cast<tf_u32>(kt));
+#if TF_MUTANT == TF_MUTANT_WAIT_ONE_SHORT
+    cp_async_wait<STAGES - 1>();
+#else
     cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies)
+#endif
 #if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
     __syncthreads();  // ... everyone's copies too, and everyone is done with the stage refilled next
 #endif
@@ -464,6 +480,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     }
     cp_async_commit();
     const int s = static_cast<int>(kt % STAGES);
+    tf_perturb(__LINE__, static_cast<tf_u32>(kt));  // a late reader of the stage the others refill next
     compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
   }
 #else
@@ -482,9 +499,11 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     const tf_i64 next = kt + STAGES - 1;
     if (next < k_tiles) fetch<A_COL, B_COL>(staged, p, t, (kt_begin + next) * BK);
     const int s = static_cast<int>(kt % STAGES);
+    tf_perturb(__LINE__, static_cast<tf_u32>(kt));
     compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
     if (next < k_tiles) {
       const int s_next = static_cast<int>(next % STAGES);
+      tf_perturb(__LINE__, static_cast<tf_u32>(kt));
       store<A_COL, B_COL>(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
     }
   }
@@ -594,8 +613,11 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p) {
       unit_body<A_COL, B_COL, true>(acc, a_smem, b_smem, p, t, kr, u.split, warp_m, warp_n, lane);
     // The next unit's prologue refills stages that slower warps may still be reading, and copies of this
     // unit may still be in flight: drain both before moving on.
+    tf_perturb(__LINE__, static_cast<tf_u32>(unit));  // before the scheduler's advance
     cp_async_wait<0>();
+#if TF_MUTANT != TF_MUTANT_UNIT_NO_DRAIN
     __syncthreads();
+#endif
   }
 }
 
@@ -622,7 +644,11 @@ extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGe
 // makes the result independent of which split finished first. Each thread finishes four columns of a row.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {
   using namespace tf;
+#if TF_MUTANT == TF_MUTANT_REDUCE_WHOLE_QUADS
+  const tf_i64 quads_per_row = p.n / 4;
+#else
   const tf_i64 quads_per_row = tf_ceil_div(p.n, 4);
+#endif
   const tf_i64 quads = p.m * quads_per_row;
   for (tf_i64 q = blockIdx.x * static_cast<tf_i64>(blockDim.x) + threadIdx.x; q < quads;
        q += static_cast<tf_i64>(gridDim.x) * blockDim.x) {

@@ -32,6 +32,7 @@
 // tuner/templates/gemm_wgmma.cpp.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
+#include "perturb.h"
 #include "tile_map.h"
 
 // ---- Tunables (names match configs and result tables) ----
@@ -84,6 +85,8 @@
 #define TF_MUTANT_MULTICAST_SELF 9       // (clusters) a shared operand's half is multicast to its own CTA only
 #define TF_MUTANT_RELEASE_LOCAL 10       // (clusters) a stage is released to the own CTA's `empty` only
 #define TF_MUTANT_NO_EXIT_SYNC 11        // (clusters) a CTA exits without waiting for its partner
+#define TF_MUTANT_STORE_BEFORE_SLAB_SYNC 12  // the TMA store is issued before the other warps' slab writes
+#define TF_MUTANT_RELEASE_BEFORE_MMA 13  // a stage is released as soon as it lands, before wgmma reads it
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
@@ -430,12 +433,20 @@ __device__ __forceinline__ Tile tile_at(tf_i64 index, int rank, tf_i64 tiles_m, 
 }
 
 // A consumer warp is done reading a stage: in a cluster, both CTAs' producers write it, so both hear.
-__device__ __forceinline__ void release(tf_u64* empty) {
+__device__ __forceinline__ void release_now(tf_u64* empty) {
 #if CLUSTER_M * CLUSTER_N == 1 || TF_MUTANT == TF_MUTANT_RELEASE_LOCAL
   barrier_arrive(empty);
 #else
 #pragma unroll
   for (int rank = 0; rank < kCluster; ++rank) barrier_arrive_remote(empty, rank);
+#endif
+}
+
+// The release once the stage's wgmma are done (the mutant releases at the wait instead: see gemm()).
+__device__ __forceinline__ void release(tf_u64* empty, tf_u32 step) {
+  tf_perturb(__LINE__, step);
+#if TF_MUTANT != TF_MUTANT_RELEASE_BEFORE_MMA
+  release_now(empty);
 #endif
 }
 
@@ -488,9 +499,13 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
 #pragma unroll
   for (int slab = 0; slab < BN / kOutSlab; ++slab) {
 #if TF_MUTANT != TF_MUTANT_STORE_NOT_DRAINED
-    if (thread == 0) asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    if (thread == 0) {
+      tf_perturb(__LINE__, slab);
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    }
     consumer_sync(consumer);
 #endif
+    tf_perturb(__LINE__, slab);  // some warps write the slab late
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
 #pragma unroll
@@ -508,8 +523,11 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
       }
     }
     fence_async_shared();
+#if TF_MUTANT != TF_MUTANT_STORE_BEFORE_SLAB_SYNC
     consumer_sync(consumer);
+#endif
     if (thread == 0) {
+      tf_perturb(__LINE__, slab);
       tma_store(map_c, static_cast<int>(t.n0 + slab * kOutSlab), static_cast<int>(t.m0 + consumer * kWgM),
                 staging);
       asm volatile("cp.async.bulk.commit_group;" ::: "memory");
@@ -581,6 +599,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       const Tile t = tile_at(index, rank, tiles_m, tiles_n);
       for (int kt = 0; kt < k_tiles; ++kt) {
         // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
+        tf_perturb(__LINE__, kt);
         barrier_wait(&empty[ring.stage], ring.phase ^ 1);
         // Every CTA receives whole tiles (its own halves and its partner's): the bytes of A and B.
         barrier_expect_bytes(&full[ring.stage], kStageBytes);
@@ -637,11 +656,16 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #endif
     int previous = -1;  // the stage whose wgmma may still be reading shared memory
     for (int kt = 0; kt < consumer_k_tiles; ++kt) {
+      tf_perturb(__LINE__, kt);
 #if TF_MUTANT == TF_MUTANT_WRONG_PARITY
       barrier_wait(&full[ring.stage], ring.phase ^ 1);
 #else
       barrier_wait(&full[ring.stage], ring.phase);
 #endif
+#if TF_MUTANT == TF_MUTANT_RELEASE_BEFORE_MMA
+      if (warp_leader) release_now(&empty[ring.stage]);
+#endif
+      tf_perturb(__LINE__, kt);  // between the data's arrival and the wgmma that reads it
       const tf_u32 a_stage = smem_address(a_ring + ring.stage * kAStageBytes);
       const tf_u32 b_stage = smem_address(b_ring + ring.stage * kBStageBytes);
       AFragments a;
@@ -657,7 +681,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(part[mi]);
-      if (warp_leader) release(&empty[ring.stage]);
+      if (warp_leader) release(&empty[ring.stage], kt);
 #pragma unroll
       for (int mi = 0; mi < kMi; ++mi)
 #pragma unroll
@@ -667,7 +691,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       // wgmma reads A registers until its group completes, and this tile's fragments reuse the previous
       // tile's registers: wait for that group (and release its stage) before loading them.
       wgmma_wait<0>();
-      if (previous >= 0 && warp_leader) release(&empty[previous]);
+      if (previous >= 0 && warp_leader) release(&empty[previous], kt);
       previous = -1;
       load_a(a, a_stage, consumer, thread);
 #endif
@@ -680,7 +704,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
       // Keep one group in flight: once the previous K tile's wgmma are done, its stage can be refilled.
       wgmma_wait<1>();
-      if (previous >= 0 && warp_leader) release(&empty[previous]);
+      if (previous >= 0 && warp_leader) release(&empty[previous], kt);
       previous = ring.stage;
 #endif
       ring.advance();
@@ -688,7 +712,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     wgmma_wait<0>();
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
-    if (previous >= 0 && warp_leader) release(&empty[previous]);
+    if (previous >= 0 && warp_leader) release(&empty[previous], consumer_k_tiles);
 
     if (t.m0 >= p.m || t.n0 >= p.n) {
       // past the matrix (see above): nothing to store
@@ -703,12 +727,14 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       if (tiles > 1) continue;
     }
 #endif
+    tf_perturb(__LINE__, static_cast<tf_u32>(index));  // before the scheduler's advance
     index += clusters;
   }
   // Shared memory must outlive the TMA stores that read it.
   if (thread == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #if CLUSTER_M * CLUSTER_N > 1 && TF_MUTANT != TF_MUTANT_NO_EXIT_SYNC
   // ... and the partner's last arrivals on this CTA's `empty` barriers.
+  tf_perturb(__LINE__, 0);
   cluster_sync();
 #endif
 }

@@ -21,6 +21,7 @@
 
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
+#include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/common/version.hpp"
 #include "tuner/device/fuzzing.hpp"
@@ -80,9 +81,11 @@ void print_failures(const std::vector<FuzzedCandidate>& failed, FILE* text) {
 
 int command_run(const Options& o) {
   const double budget_s = parse_budget(o.budget);
+  const std::vector<std::string> sanitizer =
+      o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);  // checked up front
   FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
   const auto start = std::chrono::steady_clock::now();
-  const Prepared prepared = prepare(o.config, o.jobs);
+  const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
   const Config& config = prepared.config;
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
@@ -111,6 +114,7 @@ int command_run(const Options& o) {
         static_cast<int>(config.budgets.fuzz_workers),
         o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s,
         o.huge ? 1 : 0};
+    options.sanitizer = sanitizer;
     options.no_job_after = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                        std::chrono::duration<double>(budget_s));
     auto results = fuzz_stage(alive, options);
@@ -194,7 +198,7 @@ int command_replay(const Options& o) {
                 {o.file, 0, 0, "arch"});
   Config config;
   config.gpu = {device.name, device.arch, device.limits, {}, {}};
-  const auto compiled = compile_candidates(config, {candidate}, o.jobs);
+  const auto compiled = compile_candidates(config, {candidate}, o.jobs, Twins::none);
   if (compiled.front().status == CompileStatus::compile_failed)
     throw Error(ErrorKind::compile,
                 "the reproducer's candidate no longer compiles: " + compiled.front().message);
@@ -224,41 +228,12 @@ int command_replay(const Options& o) {
   return 1;
 }
 
-struct SanitizerFinding {
-  fuzz::CaseRecord record;
-  std::string message;
-};
-
-/// Replays `compiled` on fuzz::sanitizer_cases under compute-sanitizer (`wrapper`); the first case that does
-/// not end cleanly (a report, a crash, a hang, a wrong output), or nullopt.
-std::optional<SanitizerFinding> sanitizer_finding(const CompiledCandidate& compiled,
-                                                  const std::vector<std::string>& wrapper,
-                                                  const fs::path& work, const std::string& name,
-                                                  int64_t sm_count) {
-  const std::vector<fuzz::CaseRecord> cases =
-      fuzz::sanitizer_cases(device::case_space_for(compiled.candidate, sm_count));
-  for (size_t index = 0; index < cases.size(); ++index) {
-    const std::string job_name = name + "-" + std::to_string(index);
-    const CaseJob job{compiled.candidate.id(), compiled.image, cases[index], 1,
-                      work / (job_name + ".progress")};
-    fs::remove(job.progress);
-    // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
-    const WorkerOutcome outcome = run_worker(to_yaml(job), work, job_name, 600, wrapper, 120);
-    if (outcome.end == WorkerOutcome::End::failed_to_start)
-      throw Error(ErrorKind::unsupported,
-                  "cannot run compute-sanitizer (--sanitize none skips it): " + outcome.stderr_tail);
-    if (outcome.end == WorkerOutcome::End::finished) {
-      const CaseResult result = case_result_from_yaml(outcome.result);
-      if (result.passed || result.refused) continue;
-      return SanitizerFinding{cases[index], result.failure_class + (result.subtype.empty() ? "" : "/") +
-                                                result.subtype + ": " + result.message.substr(0, 200)};
-    }
-    // The tool's finding first: the console shows only the start of the message.
-    const std::string report = sanitizer_report(outcome.stderr_tail);
-    const std::string worker = "worker " + outcome.describe();
-    return SanitizerFinding{cases[index], report.empty() ? worker : report + " (" + worker + ")"};
-  }
-  return std::nullopt;
+// The mutants' sanitizer replays: fuzz::sanitizer_cases of the candidate's own case space under `tool`.
+std::optional<SanitizerFinding> replay_finding(const CompiledCandidate& compiled, const std::string& tool,
+                                               const fs::path& work, const std::string& name, int64_t sm_count) {
+  return sanitizer_finding(compiled.candidate, compiled.image, tool,
+                           fuzz::sanitizer_cases(device::case_space_for(compiled.candidate, sm_count)), work,
+                           name);
 }
 
 // Whether two files hold the same bytes (two compiled images).
@@ -315,7 +290,7 @@ int command_mutants(const Options& o) {
   const std::vector<std::string> wrapper =
       tool == "none" ? std::vector<std::string>{} : sanitizer_wrapper(tool);
   mutants.insert(mutants.begin(), base);  // compiled as the sanitizer's control, not fuzzed
-  auto compiled = compile_candidates(config, mutants, o.jobs);
+  auto compiled = compile_candidates(config, mutants, o.jobs, Twins::perturbed);
   const CompiledCandidate control = compiled.front();
   compiled.erase(compiled.begin());
   // A bug in code the base point does not compile (a cluster bug at a point without clusters) leaves the
@@ -347,7 +322,7 @@ int command_mutants(const Options& o) {
     if (control.status != CompileStatus::compiled)
       throw Error(ErrorKind::compile, "the unmutated candidate " + control.candidate.id() +
                                           " did not compile: " + control.message.substr(0, 300));
-    control_finding = sanitizer_finding(control, wrapper, work, "sanitize-none", sm_count);
+    control_finding = replay_finding(control, tool, work, "sanitize-none", sm_count);
   }
 
   YAML::Node report;
@@ -399,7 +374,7 @@ int command_mutants(const Options& o) {
       // The outputs never exposed it, or time ran out in host work (a huge case) before they could.
       const auto finding = wrapper.empty() || control_finding
                                ? std::nullopt
-                               : sanitizer_finding(c, wrapper, work, "sanitize-" + name, sm_count);
+                               : replay_finding(c, tool, work, "sanitize-" + name, sm_count);
       if (finding) {
         row["killed"] = true;
         row["caught_by"] = "compute-sanitizer --tool " + tool;
@@ -431,17 +406,20 @@ int command_mutants(const Options& o) {
       const bool small =
           f.shrunk_case.m <= 2 * p["BM"] && f.shrunk_case.n <= 2 * p["BN"] && f.shrunk_case.k <= 2 * p["BK"];
       row["killed"] = true;
-      row["caught_by"] = "fuzz cases";
-      row["cases_until_detection"] = f.cases_until_failure;
+      // A failure on the perturbed twin came after the plain cases had all passed.
+      row["caught_by"] = f.perturb ? "fuzz cases, schedule-perturbed" : "fuzz cases";
+      const int64_t until = f.perturb ? it->cases_run - it->perturbed_cases_run + f.cases_until_failure
+                                      : f.cases_until_failure;
+      row["cases_until_detection"] = until;
       row["class"] = klass;
       row["shrunk_case"] = to_yaml(f.shrunk_case);
       row["shrunk_within_two_tiles"] = small;
       row["shrink_steps"] = f.shrink_steps;
       row["message"] = f.message.substr(0, 300);
       if (!it->reproducer.empty()) row["reproducer"] = it->reproducer.string();
-      std::printf("%-18s %-7s %6lld  %-22s %s%s\n", name.c_str(), "yes",
-                  static_cast<long long>(f.cases_until_failure), klass.c_str(),
-                  fuzz::to_string(f.shrunk_case).c_str(), small ? "" : "  (more than two tiles)");
+      std::printf("%-18s %-7s %6lld  %-22s %s%s%s\n", name.c_str(), f.perturb ? "yes (p)" : "yes",
+                  static_cast<long long>(until), klass.c_str(), fuzz::to_string(f.shrunk_case).c_str(),
+                  small ? "" : "  (more than two tiles)", f.perturb ? "  (p: on the perturbed twin)" : "");
     }
     report["mutants"].push_back(row);
   }
@@ -473,6 +451,9 @@ int main(int argc, char** argv) {
   run->add_flag("--json", o.json, "print the report as one JSON document on standard output");
   run->add_flag("--huge", o.huge,
                 "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
+  run->add_option("--sanitize", o.sanitize,
+                  "also run a tenth as many cases per candidate and round under compute-sanitizer: memcheck, "
+                  "racecheck, synccheck or initcheck");
 
   CLI::App* replay = app.add_subcommand("replay", "run a reproducer's case again");
   replay->add_option("file", o.file, "reproducer file (reproducers/*.yaml)")->required();

@@ -78,7 +78,41 @@ void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const
   }
 }
 
+// Compiles the perturbed twin of every kept candidate and records its image beside the candidate's own. A
+// twin is only fuzzed, so what the compiler says of its resources (the delays cost registers) prunes nothing;
+// a twin that does not compile leaves its candidate unprovable.
+void attach_perturbed_twins(std::vector<CompiledCandidate>& out, const Config& config, const Compiler& compiler,
+                            const KernelCache& cache, const CompileOptions& options) {
+  std::vector<Candidate> twins;
+  std::vector<size_t> owners;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].status != CompileStatus::compiled) continue;
+    Candidate twin = out[i].candidate;
+    twin.perturb = perturb_seed(options.perturb_seed, twin.id());
+    twins.push_back(twin);
+    owners.push_back(i);
+  }
+  if (twins.empty()) return;
+  CompileOptions plain = options;
+  plain.perturb_seed = 0;
+  const std::vector<CompiledCandidate> compiled = compile_stage(twins, config, compiler, cache, plain);
+  for (size_t t = 0; t < compiled.size(); ++t) {
+    CompiledCandidate& owner = out[owners[t]];
+    if (compiled[t].status == CompileStatus::compile_failed) {
+      owner.status = CompileStatus::compile_failed;
+      owner.message = "its schedule-perturbed twin did not compile: " + compiled[t].message;
+      continue;
+    }
+    owner.perturbed_image = compiled[t].image;
+    owner.perturb = compiled[t].candidate.perturb;
+  }
+}
+
 }  // namespace
+
+int64_t perturb_seed(uint64_t campaign_seed, const std::string& candidate_id) {
+  return 1 + static_cast<int64_t>(candidate_seed(campaign_seed, candidate_id + "/perturb") % 0xFFFFFFFEu);
+}
 
 std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candidates, const Config& config,
                                              const Compiler& compiler, const KernelCache& cache,
@@ -97,7 +131,7 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
     const Candidate& c = candidates[i];
     out[i].candidate = c;
     requests.push_back({&sources.at(c.kernel_template->source_file),
-                        c.kernel_template->defines(c.point, c.types, c.mutant),
+                        c.kernel_template->defines(c.point, c.types, c.mutant, c.perturb),
                         c.kernel_template->compile_arch(config.gpu.arch, config.gpu.arch_where)});
     out[i].key = compiler.key(requests.back());
     by_key[out[i].key].push_back(i);
@@ -161,7 +195,8 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
   }
   progress.finish(std::to_string(groups.size()) + " distinct images for " + std::to_string(out.size()) +
                   " candidates; " + std::to_string(kept) + " kept, " + std::to_string(cached) +
-                  " from cache");
+                  " from cache" + (options.perturb_seed ? "; their schedule-perturbed twins next" : ""));
+  if (options.perturb_seed != 0) attach_perturbed_twins(out, config, compiler, cache, options);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Fuzzes each compiled candidate in its own worker process, several at once on the one GPU. A worker that
 // crashes or hangs fails its candidate (class crash or hang, with the case it was running) and the campaign
 // goes on with the next.
+#include <algorithm>
 #include <atomic>
 #include <set>
 #include <sstream>
@@ -13,6 +14,10 @@
 
 namespace tunefuzz {
 
+int64_t perturbed_cases(int64_t cases) { return cases >= 3 ? cases / 3 : 0; }
+
+int64_t sanitized_cases(int64_t cases) { return std::max<int64_t>(1, cases / 10); }
+
 uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id) {
   const std::string digest = sha256_hex(std::to_string(campaign_seed) + "/" + candidate_id);
   return std::stoull(digest.substr(0, 12), nullptr, 16);
@@ -20,22 +25,26 @@ uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id)
 
 namespace {
 
-FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
+// One fuzz job in a worker: `cases` cases of `candidate` (its own image, or its perturbed twin's).
+FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path& image, int64_t cases,
+                         uint64_t seed, const FuzzOptions& options, const std::string& name,
+                         const std::vector<std::string>& wrapper = {}) {
   FuzzedCandidate out;
-  out.candidate = compiled.candidate;
-  out.image = compiled.image;
-  out.seed = candidate_seed(options.seed, compiled.candidate.id());
-  const std::string name = "fuzz-" + std::to_string(index);
+  out.candidate = candidate;
+  out.image = image;
+  out.seed = seed;
   FuzzJob job;
-  job.candidate = compiled.candidate.id();
-  job.image = compiled.image;
-  job.cases = options.cases;
-  job.seed = out.seed;
+  job.candidate = candidate.id();
+  job.image = image;
+  job.cases = cases;
+  job.seed = seed;
   job.huge_weight = options.huge_weight;
   job.progress = options.work_directory / (name + ".progress");
   std::filesystem::remove(job.progress);
-  const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s, {},
-                                           options.kernel_deadline_s);
+  // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
+  const double slowdown = wrapper.empty() ? 1 : 10;
+  const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
+                                           wrapper, slowdown * options.kernel_deadline_s);
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;
@@ -51,18 +60,62 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   // no kernel running (its progress names host work: making or judging a case, shrinking), the job ran out
   // of time rather than the kernel hanging.
   FuzzFailure failure;
+  const std::string report = wrapper.empty() ? std::string() : sanitizer_report(outcome.stderr_tail);
   failure.failure_class =
-      outcome.end == WorkerOutcome::End::hung
+      !report.empty() ? fuzz::FailureClass::sanitizer
+      : outcome.end == WorkerOutcome::End::hung
           ? (outcome.killed_in_kernel() ? fuzz::FailureClass::hang : fuzz::FailureClass::timeout)
       : outcome.end == WorkerOutcome::End::error ? fuzz::FailureClass::launch_error
                                                  : fuzz::FailureClass::crash;
-  failure.message = "worker " + outcome.describe();
+  failure.message = (report.empty() ? "" : wrapper[2] + ": " + report + " (") + "worker " + outcome.describe() +
+                    (report.empty() ? "" : ")");
   if (outcome.result && outcome.result["error"])
     failure.message += ": " + outcome.result["error"]["message"].as<std::string>();
   if (auto record = fuzz::parse_case_line(outcome.last_progress))
     failure.first_case = failure.shrunk_case = *record;
   out.failure = failure;
   out.worker_log = outcome.stderr_tail;
+  return out;
+}
+
+// Folds a later job's verdict into the candidate's: its cases and coverage (also under `tag`), and its
+// failure, which becomes the candidate's.
+void fold(FuzzedCandidate& out, const FuzzedCandidate& job, const std::string& tag) {
+  out.cases_run += job.cases_run;
+  for (const auto& [name, count] : job.coverage) out.coverage[name] += count;
+  out.coverage[tag] += job.cases_run;
+  out.passed = job.passed;
+  out.failure = job.failure;
+  out.worker_log = job.worker_log;
+}
+
+// A candidate's cases: most on its own image, a third on its schedule-perturbed twin (when it has one),
+// which may lose a race the plain image wins, and with `fuzz run --sanitize` a sample under
+// compute-sanitizer; each job runs only if the ones before passed. A failure on the twin is the candidate's
+// failure, marked with the twin's seed so its reproducer rebuilds the perturbed image.
+FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
+  const int64_t perturbed = compiled.perturbed_image.empty() ? 0 : perturbed_cases(options.cases);
+  const uint64_t seed = candidate_seed(options.seed, compiled.candidate.id());
+  const std::string name = "fuzz-" + std::to_string(index);
+  FuzzedCandidate out =
+      fuzz_job(compiled.candidate, compiled.image, options.cases - perturbed, seed, options, name);
+  if (out.passed && perturbed > 0) {
+    Candidate twin = compiled.candidate;
+    twin.perturb = compiled.perturb;
+    const FuzzedCandidate shaken =
+        fuzz_job(twin, compiled.perturbed_image, perturbed, seed ^ 0x5bd1e995u, options, name + "-perturbed");
+    fold(out, shaken, "perturbed");
+    out.perturbed_cases_run = shaken.cases_run;
+    if (out.failure) {
+      out.failure->perturb = twin.perturb;
+      out.failed_image = compiled.perturbed_image;
+    }
+  }
+  if (out.passed && !options.sanitizer.empty())
+    fold(out,
+         fuzz_job(compiled.candidate, compiled.image, sanitized_cases(options.cases), seed ^ 0x27d4eb2fu, options,
+                  name + "-sanitized", options.sanitizer),
+         "sanitized");
   return out;
 }
 
@@ -77,6 +130,7 @@ FuzzedCandidate from_journal(const CompiledCandidate& compiled, const YAML::Node
   out.cases_run = result.cases_run;
   out.coverage = result.coverage;
   out.failure = result.failure;
+  if (const YAML::Node perturbed = event["perturbed_cases"]) out.perturbed_cases_run = perturbed.as<int64_t>();
   return out;
 }
 
@@ -85,6 +139,7 @@ YAML::Node fuzzed_event(const FuzzedCandidate& f) {
   event["event"] = "fuzzed";
   event["id"] = f.candidate.id();
   event["seed"] = f.seed;
+  event["perturbed_cases"] = f.perturbed_cases_run;
   FuzzResult result;
   result.passed = f.passed;
   result.cases_run = f.cases_run;

@@ -16,7 +16,7 @@ fs::path write_reproducer(const fs::path& directory, const Reproducer& r, const 
   const Candidate candidate = parse_candidate_id(r.candidate);
   std::string generated = "// " + r.candidate + "\n";
   for (const Define& d :
-       candidate.kernel_template->defines(candidate.point, candidate.types, candidate.mutant))
+       candidate.kernel_template->defines(candidate.point, candidate.types, candidate.mutant, candidate.perturb))
     generated += "#define " + d.name + " " + std::to_string(d.value) + "\n";
   generated += source.text;
   write_file_atomically(directory / (name + ".cu"), generated);
@@ -53,7 +53,7 @@ void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const fs::path& dir
     if (!f.failure) continue;
     const std::string& file = f.candidate.kernel_template->source_file;
     if (!sources.count(file)) sources.emplace(file, KernelSource::load(template_directory, file));
-    fs::path ptx_path = f.image;
+    fs::path ptx_path = f.failed_image.empty() ? f.image : f.failed_image;
     ptx_path.replace_extension(".ptx");
     std::string ptx;
     try {
@@ -61,7 +61,9 @@ void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const fs::path& dir
     } catch (const Error&) {
       ptx = "// PTX not found at " + ptx_path.string() + "\n";
     }
-    Reproducer r{f.candidate.id(),        arch,        *f.failure,           f.seed,
+    Candidate ran = f.candidate;  // the perturbed twin, when the failure came from it
+    ran.perturb = f.failure->perturb;
+    Reproducer r{ran.id(),                arch,        *f.failure,           f.seed,
                  sources.at(file).hash(), device.name, device.driver_version};
     f.reproducer = write_reproducer(directory, r, sources.at(file), ptx);
   }

@@ -17,15 +17,19 @@ struct Prepared {
   std::string compiler;  ///< e.g. `nvrtc 13.0`
 };
 
+/// Whether a compile also builds each kept candidate's schedule-perturbed twin (campaigns that fuzz do).
+enum class Twins { none, perturbed };
+
 /// Loads `config_file`, enumerates and prunes its spaces, compiles every candidate on `jobs` threads (0: all
 /// cores). `extra` candidates (e.g. mutants) are compiled too, after the config's own.
-Prepared prepare(const std::filesystem::path& config_file, int jobs,
+Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins,
                  const std::vector<Candidate>& extra = {});
 
-/// Compiles `candidates` for `config`'s arch through the default cache.
+/// Compiles `candidates` for `config`'s arch through the default cache (with perturbed twins seeded from the
+/// config's seed when asked).
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
-                                                  std::string* compiler_version = nullptr);
+                                                  Twins twins, std::string* compiler_version = nullptr);
 
 /// Probes the GPU in a worker. Throws Error{no_device} (with the reason) when there is none, Error{bad_input}
 /// when its arch is not the config's; prints a warning for each limit the config states differently.

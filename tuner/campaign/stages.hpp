@@ -46,12 +46,23 @@ struct CompiledCandidate {
   Occupancy occupancy;
   bool from_cache = false;
   double seconds = 0;  ///< compile time (0 when cached)
+  /// The schedule-perturbed twin's image (CompileOptions::perturb_seed; empty when none was asked for): the
+  /// same candidate with TF_PERTURB, fuzzed for part of its cases, never timed.
+  std::filesystem::path perturbed_image;
+  int64_t perturb = 0;  ///< the twin's seed
 };
 
 struct CompileOptions {
   std::filesystem::path template_directory;
   int jobs = 0;  ///< threads; 0 = all cores
+  /// Non-zero: also compile each kept candidate's schedule-perturbed twin (templates/perturb.h), seeded from
+  /// this and the candidate id. A candidate whose twin does not compile cannot be fuzzed as the campaign
+  /// requires, and is marked compile_failed.
+  uint64_t perturb_seed = 0;
 };
+
+/// The perturbation seed (1 .. 2^32 - 1) of a candidate's twin in a campaign seeded with `campaign_seed`.
+int64_t perturb_seed(uint64_t campaign_seed, const std::string& candidate_id);
 
 std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candidates, const Config& config,
                                              const Compiler& compiler, const KernelCache& cache,
@@ -64,10 +75,13 @@ struct FuzzedCandidate {
   uint64_t seed = 0;
   bool passed = false;
   int64_t cases_run = 0;
+  int64_t perturbed_cases_run = 0;  ///< of cases_run, those on the schedule-perturbed twin
   std::map<std::string, int64_t> coverage;
   std::optional<FuzzFailure> failure;  ///< set when it failed (class hang/crash from the watchdog too)
   std::string worker_log;              ///< the worker's stderr tail when it did not finish cleanly
   std::filesystem::path reproducer;    ///< written by write_reproducers for a failure
+  /// The image the failing case ran on: `image`, or the perturbed twin's when failure->perturb is set.
+  std::filesystem::path failed_image;
   /// Running when an earlier run of the campaign died: not retried (unless asked), not timed.
   bool quarantined = false;
   /// Not started: the stage's FuzzOptions::no_job_after had passed (neither passed nor failed).
@@ -87,6 +101,9 @@ struct FuzzOptions {
   /// case's kernel finishes in well under a second (the huge cases write 2^31 elements in milliseconds and
   /// spend their seconds on the host), while a deadlocked pipeline never returns.
   double kernel_deadline_s = 30;
+  /// `fuzz run --sanitize TOOL`: the wrapper (sanitizer_wrapper) under which a further share of each
+  /// candidate's cases (sanitized_cases(cases)) runs once its other cases passed; empty: none.
+  std::vector<std::string> sanitizer = {};
   /// No candidate's job starts after this moment (`fuzz run --budget`): the jobs running finish, and the
   /// candidates left come back not_started. Unset: every candidate runs.
   std::optional<std::chrono::steady_clock::time_point> no_job_after = std::nullopt;
@@ -94,6 +111,12 @@ struct FuzzOptions {
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
 uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id);
+
+/// Of a candidate's `cases`, how many run on its schedule-perturbed twin (a third; none below 3 cases).
+int64_t perturbed_cases(int64_t cases);
+/// How many cases run under `fuzz run --sanitize` beside `cases` (a tenth, at least one): instrumented
+/// kernels run tens of times slower.
+int64_t sanitized_cases(int64_t cases);
 
 std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled,
                                         const FuzzOptions& options);
@@ -112,6 +135,9 @@ struct ProblemTiming {
   TimedEntry baseline;
   std::vector<TimedEntry> entries;   ///< every candidate that could run it (timed, screened, incorrect, ...)
   MemoryTraffic traffic;             ///< least bytes moved, and a copy of as many bytes timed on the card
+  /// compute-sanitizer tools the winner was replayed under without a finding (sanitize_winners); empty when
+  /// it was not checked.
+  std::vector<std::string> sanitizers;
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
   /// cuBLAS's time over the winner's: on the medians of the round where they took turns when both have one
   /// (the card's drift cancels), else on their own medians; 0 without a winner or a timed baseline.

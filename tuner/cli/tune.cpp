@@ -16,6 +16,8 @@
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
+#include "tuner/campaign/sanitize_stage.hpp"
+#include "tuner/device/fuzzing.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/cli/table_commands.hpp"
@@ -38,6 +40,7 @@ struct Options {
   std::string work_directory;
   int jobs = 0;
   bool resume = false;
+  bool no_sanitize = false;  ///< run: skip replaying the winners under compute-sanitizer
   bool retry_quarantined = false;
   std::string table;
   bool require_gpu = false;
@@ -153,7 +156,7 @@ int command_space(const Options& o) {
 }
 
 int command_compile(const Options& o) {
-  const Prepared prepared = prepare(o.config, o.jobs);
+  const Prepared prepared = prepare(o.config, o.jobs, Twins::none);
   if (o.json) {
     YAML::Node out = stage_summary(prepared.space, prepared.compiled, nullptr, nullptr);
     for (const CompiledCandidate& c : prepared.compiled) {
@@ -204,7 +207,7 @@ int command_run(Options o) {
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
-  const Prepared prepared = prepare(o.config, o.jobs);
+  const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
   const Config& config = prepared.config;
   const SpaceStage& stage = prepared.space;
   const auto& compiled = prepared.compiled;
@@ -255,7 +258,16 @@ int command_run(Options o) {
                            std::max(600.0, config.budgets.candidate_timeout_s)};
   time_options.journal = &journal;
   time_options.retry_quarantined = o.retry_quarantined;
-  const auto timings = time_stage(config.problems, fuzzed, time_options);
+  auto timings = time_stage(config.problems, fuzzed, time_options);
+  if (!o.no_sanitize) {
+    SanitizeOptions sanitize_options;
+    sanitize_options.work_directory = work_directory / "sanitize";
+    sanitize_options.workers = static_cast<int>(config.budgets.fuzz_workers);
+    sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
+      return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
+    };
+    sanitize_winners(timings, fuzzed, sanitize_options);
+  }
 
   Provenance provenance = make_provenance(o.command_line, o.config, prepared.compiler);
   for (const TemplateSearch& search : config.templates) {
@@ -340,6 +352,8 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", o.output, "results table (default: the config's output)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
   run->add_option("--work-dir", o.work_directory, "worker jobs and logs (default: OUTPUT.work)");
+  run->add_flag("--no-sanitize", o.no_sanitize,
+                "write winners without replaying them under compute-sanitizer (rows then say sanitizers: [])");
   run->add_flag("--resume", o.resume,
                 "continue a campaign that was killed, from its journal (OUTPUT.journal)");
   run->add_flag("--retry-quarantined", o.retry_quarantined,

@@ -168,6 +168,8 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     TimedEntry entry;
     entry.id = e.candidate;
     const Candidate candidate = parse_candidate_id(e.candidate);
+    if (candidate.perturb != 0)
+      throw Error(ErrorKind::bad_input, "a schedule-perturbed image is fuzzed, never timed: " + e.candidate);
     auto runner = load_candidate(candidate, read_whole_file(e.image));
     if (auto why = runner->refusal(shape)) {
       entry.status = "refused";

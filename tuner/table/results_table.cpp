@@ -268,6 +268,7 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
       if (const FuzzedCandidate* f = by_id[w->id]) {
         YAML::Node evidence;
         evidence["cases_passed"] = f->cases_run;
+        evidence["perturbed_cases_passed"] = f->perturbed_cases_run;  // of cases_passed, on the perturbed twin
         evidence["cases_budget"] = fuzz_cases_per_candidate;
         evidence["seed"] = f->seed;
         YAML::Node coverage(YAML::NodeType::Map);  // the bug classes its cases exercised
@@ -276,6 +277,11 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
         evidence["coverage"] = coverage;
         row["fuzz"] = evidence;
       }
+      // compute-sanitizer tools the winner passed on small cases of its own (sanitize_winners).
+      YAML::Node sanitizers(YAML::NodeType::Sequence);
+      for (const std::string& tool : t.sanitizers) sanitizers.push_back(tool);
+      sanitizers.SetStyle(YAML::EmitterStyle::Flow);
+      row["sanitizers"] = sanitizers;
       int64_t timed = 0;
       for (const TimedEntry& e : t.entries) timed += e.status == "timed";
       row["candidates_timed"] = timed;

@@ -269,7 +269,8 @@ const std::vector<std::string>& gemm_mma_mutant_names() {
   static const std::vector<std::string> names = {
       "none",          "skip_last_k_tile", "drop_tail",         "no_acc_init",
       "beta0_reads_c", "int32_offset",     "no_stage_barrier",  "group_drop",
-      "fp16_acc",      "unit_keeps_acc",   "empty_split_skips", "split_drops_remainder"};
+      "fp16_acc",      "unit_keeps_acc",   "empty_split_skips", "split_drops_remainder",
+      "wait_one_short", "unit_no_drain",   "reduce_whole_quads", "col_rows_rounded"};
   return names;
 }
 

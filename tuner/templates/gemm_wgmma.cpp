@@ -228,7 +228,8 @@ const std::vector<std::string>& gemm_wgmma_mutant_names() {
   static const std::vector<std::string> names = {"none",           "k_tile_mismatch", "wrong_parity",
                                                  "init_in_role",   "arrival_count",   "store_not_drained",
                                                  "skips_advance",  "no_acc_init",     "beta0_reads_c",
-                                                 "multicast_self", "release_local",   "no_exit_sync"};
+                                                 "multicast_self", "release_local",   "no_exit_sync",
+                                                 "store_before_slab_sync", "release_before_mma"};
   return names;
 }
 

@@ -30,13 +30,15 @@ const ParameterDecl* KernelTemplate::parameter(std::string_view parameter_name) 
   return nullptr;
 }
 
-std::vector<Define> KernelTemplate::defines(const Point& point, TypePair types, int mutant) const {
+std::vector<Define> KernelTemplate::defines(const Point& point, TypePair types, int mutant,
+                                            int64_t perturb) const {
   std::vector<Define> out;
   for (const auto& decl : parameters)
     if (decl.compile_time) out.push_back({decl.name, point[decl.name]});
   out.push_back({"TF_INPUT", template_code(types.input)});
   out.push_back({"TF_OUTPUT", template_code(types.output)});
   if (mutant != 0) out.push_back({"TF_MUTANT", mutant});
+  if (perturb != 0) out.push_back({"TF_PERTURB", perturb});
   return out;
 }
 
@@ -62,6 +64,13 @@ std::string Candidate::id() const {
   std::string out = kernel_template->name + "/" + to_string(types.input) + "-" + to_string(types.output) +
                     "/" + point.str();
   if (mutant != 0) out += "/mutant=" + std::to_string(mutant);
+  if (perturb != 0) out += "/perturb=" + std::to_string(perturb);
+  return out;
+}
+
+Candidate Candidate::unperturbed() const {
+  Candidate out = *this;
+  out.perturb = 0;
   return out;
 }
 
@@ -120,7 +129,7 @@ Candidate parse_candidate_id(std::string_view id) {
     return Error(ErrorKind::bad_input, "malformed candidate id '" + std::string(id) + "': " + why);
   };
   const auto parts = split(id, '/');
-  if (parts.size() != 3 && parts.size() != 4) throw fail("expected template/types/point[/mutant=N]");
+  if (parts.size() < 3 || parts.size() > 5) throw fail("expected template/types/point[/mutant=N][/perturb=S]");
   Candidate candidate;
   candidate.kernel_template = &find_template(parts[0]);
   const auto types = split(parts[1], '-');
@@ -146,9 +155,16 @@ Candidate parse_candidate_id(std::string_view id) {
       throw fail("template " + candidate.kernel_template->name + " has no parameter '" + name + "'");
   }
   candidate.point = Point(std::move(values));
-  if (parts.size() == 4) {
-    if (!parts[3].starts_with("mutant=")) throw fail("the fourth part must be mutant=N");
-    candidate.mutant = static_cast<int>(parse_integer(parts[3].substr(7), id));
+  for (size_t i = 3; i < parts.size(); ++i) {
+    if (parts[i].starts_with("mutant=") && i == 3) {
+      candidate.mutant = static_cast<int>(parse_integer(parts[i].substr(7), id));
+    } else if (parts[i].starts_with("perturb=") && candidate.perturb == 0) {
+      candidate.perturb = parse_integer(parts[i].substr(8), id);
+      if (candidate.perturb <= 0 || candidate.perturb > UINT32_MAX)
+        throw fail("perturb=S needs a seed from 1 to 2^32 - 1");
+    } else {
+      throw fail("after the point come mutant=N, then perturb=S");
+    }
   }
   return candidate;
 }

@@ -133,8 +133,9 @@ struct KernelTemplate {
   std::vector<std::string> mutants;
 
   const ParameterDecl* parameter(std::string_view parameter_name) const;
-  /// The defines a candidate compiles with: every compile-time parameter, the types, and TF_MUTANT when set.
-  std::vector<Define> defines(const Point& point, TypePair types, int mutant = 0) const;
+  /// The defines a candidate compiles with: every compile-time parameter, the types, TF_MUTANT and
+  /// TF_PERTURB (templates/perturb.h) when set.
+  std::vector<Define> defines(const Point& point, TypePair types, int mutant = 0, int64_t perturb = 0) const;
   /// The point with every parameter at its default.
   Point default_point() const;
   /// The target to compile for on a GPU of `gpu_arch` (`sm_90` gives `sm_90a` where arch_suffix is `a`).
@@ -148,9 +149,15 @@ struct Candidate {
   Point point;
   TypePair types;
   int mutant = 0;  ///< an injected bug (fuzzer validation only); 0 in tuning campaigns
+  /// The seed of schedule perturbation (templates/perturb.h): small delays at hand-off points, so races lose
+  /// in ordinary fuzz cases. Fuzz images only: a perturbed candidate is never timed. 0 = none.
+  int64_t perturb = 0;
 
-  /// `gemm_mma/bf16-bf16/BM=128,...` (`/mutant=N` appended when set): the key of journals and tables.
+  /// `gemm_mma/bf16-bf16/BM=128,...` (`/mutant=N`, then `/perturb=S`, appended when set): the key of
+  /// journals and tables.
   std::string id() const;
+  /// The same candidate without schedule perturbation (the image that is timed and shipped).
+  Candidate unperturbed() const;
 };
 
 /// Every template tunefuzz knows, by name.
@@ -158,7 +165,8 @@ const std::vector<const KernelTemplate*>& all_templates();
 /// Throws Error{bad_input} naming the known templates when `name` is not one of them.
 const KernelTemplate& find_template(std::string_view name, const SourceLocation& where = {});
 
-/// Parses `gemm_mma/bf16-bf16/BM=128,...[/mutant=N]` back into a candidate (the inverse of Candidate::id).
+/// Parses `gemm_mma/bf16-bf16/BM=128,...[/mutant=N][/perturb=S]` back into a candidate (the inverse of
+/// Candidate::id).
 Candidate parse_candidate_id(std::string_view id);
 
 }  // namespace tunefuzz

@@ -195,6 +195,7 @@ YAML::Node to_yaml(const FuzzResult& r) {
     failure["cases_until_failure"] = f.cases_until_failure;
     failure["shrink_steps"] = f.shrink_steps;
     failure["reproduce"] = f.reproduce;
+    if (f.perturb != 0) failure["perturb"] = f.perturb;
     n["failure"] = failure;
   }
   return n;
@@ -218,6 +219,7 @@ FuzzResult fuzz_result_from_yaml(const YAML::Node& n) {
     failure.cases_until_failure = get_or<int64_t>(f, "cases_until_failure", 0);
     failure.shrink_steps = get_or<int64_t>(f, "shrink_steps", 0);
     failure.reproduce = get_or<std::string>(f, "reproduce", "");
+    failure.perturb = get_or<int64_t>(f, "perturb", 0);
     r.failure = failure;
   }
   return r;

@@ -48,6 +48,8 @@ struct FuzzFailure {
   int64_t cases_until_failure = 0;
   int64_t shrink_steps = 0;
   std::string reproduce;  ///< RapidCheck reproduce string (RC_PARAMS="reproduce=...")
+  /// Non-zero: the case failed on the candidate's schedule-perturbed twin with this seed (TF_PERTURB).
+  int64_t perturb = 0;
 };
 
 struct FuzzResult {

@@ -50,6 +50,7 @@ WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& dir
 
 /// The `wrapper` that runs a worker under compute-sanitizer's `tool` (memcheck, racecheck, synccheck or
 /// initcheck), exiting 9 on any report; throws Error{bad_input} naming `--sanitize TOOL` for another tool.
+/// The program is `compute-sanitizer` from the PATH, or $TUNEFUZZ_COMPUTE_SANITIZER.
 std::vector<std::string> sanitizer_wrapper(const std::string& tool);
 
 /// The first line of compute-sanitizer's output that reports something (an error, a hazard, a barrier

@@ -145,7 +145,7 @@ int run(const Options& o) {
   for (const std::string& mismatch : limit_mismatches(config.gpu, device))
     std::fprintf(stderr, "warning: %s: %s\n", o.config.c_str(), mismatch.c_str());
   const SpaceStage space = space_stage(config);
-  const std::vector<CompiledCandidate> compiled = compile_candidates(config, space.candidates, o.jobs);
+  const std::vector<CompiledCandidate> compiled = compile_candidates(config, space.candidates, o.jobs, Twins::none);
   const Device current(0);
   const Stream stream;
   bool all_agree = true;

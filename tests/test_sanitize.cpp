@@ -1,0 +1,125 @@
+// Sanitizers on what ships (tuner/campaign/sanitize_stage.hpp), without a GPU: the fake GPU worker answers
+// the replays and tests/fixtures/fake_sanitizer.sh stands in for compute-sanitizer, reporting a hazard for the
+// candidates FAKE_SANITIZER_FINDS names. A winner with a finding is demoted and the next timed candidate
+// must pass every tool before it wins; a problem whose candidates all have findings has no winner.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "tuner/campaign/sanitize_stage.hpp"
+#include "tuner/templates/gemm_mma.hpp"
+
+namespace tunefuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+Candidate with_bm(int64_t bm) {
+  Candidate c;
+  c.kernel_template = &gemm_mma_template();
+  std::vector<std::pair<std::string, int64_t>> values = c.kernel_template->default_point().values();
+  for (auto& [name, value] : values)
+    if (name == "BM") value = bm;
+  c.point = Point(values);
+  return c;
+}
+
+TimedEntry timed(const Candidate& c, double ms) {
+  TimedEntry e;
+  e.id = c.id();
+  e.status = "timed";
+  e.median_ms = e.min_ms = e.max_ms = ms;
+  return e;
+}
+
+class SanitizeWinners : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tunefuzz-sanitize-XXXXXX";
+    root_ = ::mkdtemp(pattern);
+    for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh"}) {
+      fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / script, root_ / script);
+      fs::permissions(root_ / script, fs::perms::owner_all);
+    }
+    ::setenv("TUNEFUZZ_WORKER", (root_ / "fake_gpu_worker.sh").c_str(), 1);
+    ::setenv("TUNEFUZZ_COMPUTE_SANITIZER", (root_ / "fake_sanitizer.sh").c_str(), 1);
+    for (const Candidate& c : {fast_, slow_}) {
+      FuzzedCandidate f;
+      f.candidate = c;
+      f.image = root_ / (std::to_string(c.point["BM"]) + ".cubin");
+      f.passed = true;
+      fuzzed_.push_back(f);
+    }
+    ProblemTiming t;
+    t.problem.name = "p";
+    t.entries = {timed(slow_, 2.0), timed(fast_, 1.0)};
+    timings_ = {t, t};  // one winner shared by two problems is checked once
+    options_.work_directory = root_ / "work";
+    options_.workers = 2;
+    options_.cases_for = [](const Candidate&) { return std::vector<fuzz::CaseRecord>(2); };
+  }
+  void TearDown() override {
+    ::unsetenv("TUNEFUZZ_WORKER");
+    ::unsetenv("TUNEFUZZ_COMPUTE_SANITIZER");
+    ::unsetenv("FAKE_SANITIZER_FINDS");
+    fs::remove_all(root_);
+  }
+  // Replays the worker ran, counted from the progress files it wrote.
+  int replays() const {
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(options_.work_directory))
+      n += entry.path().extension() == ".progress";
+    return n;
+  }
+  fs::path root_;
+  Candidate fast_ = with_bm(64), slow_ = with_bm(128);
+  std::vector<FuzzedCandidate> fuzzed_;
+  std::vector<ProblemTiming> timings_;
+  SanitizeOptions options_;
+};
+
+TEST_F(SanitizeWinners, ACleanWinnerKeepsItsPlaceAndRecordsTheTools) {
+  sanitize_winners(timings_, fuzzed_, options_);
+  for (const ProblemTiming& t : timings_) {
+    ASSERT_NE(t.winner(), nullptr);
+    EXPECT_EQ(t.winner()->id, fast_.id());
+    EXPECT_EQ(t.sanitizers, shipping_sanitizers());
+  }
+  EXPECT_EQ(replays(), 4 * 2);  // four tools, two cases, one distinct winner
+}
+
+TEST_F(SanitizeWinners, AWinnerWithAFindingIsDemotedAndTheNextMustPass) {
+  ::setenv("FAKE_SANITIZER_FINDS", "BM=64,", 1);
+  sanitize_winners(timings_, fuzzed_, options_);
+  for (const ProblemTiming& t : timings_) {
+    ASSERT_NE(t.winner(), nullptr);
+    EXPECT_EQ(t.winner()->id, slow_.id());
+    EXPECT_EQ(t.sanitizers, shipping_sanitizers());
+    const TimedEntry& demoted = t.entries[1];
+    EXPECT_EQ(demoted.status, "sanitizer");
+    EXPECT_NE(demoted.message.find("compute-sanitizer --tool memcheck"), std::string::npos) << demoted.message;
+    EXPECT_NE(demoted.message.find("Race reported"), std::string::npos) << demoted.message;
+  }
+  // The stand-in stops the winner's first case under each tool before any worker starts; then the runner-up
+  // runs all its replays, clean.
+  EXPECT_EQ(replays(), 4 * 2);
+}
+
+TEST_F(SanitizeWinners, NoWinnerWhenEveryCandidateHasAFinding) {
+  ::setenv("FAKE_SANITIZER_FINDS", "gemm_mma", 1);
+  sanitize_winners(timings_, fuzzed_, options_);
+  for (const ProblemTiming& t : timings_) {
+    EXPECT_EQ(t.winner(), nullptr);
+    EXPECT_TRUE(t.sanitizers.empty());
+  }
+}
+
+TEST_F(SanitizeWinners, WithoutTheToolTheStageSaysSo) {
+  ::setenv("TUNEFUZZ_COMPUTE_SANITIZER", (root_ / "no-such-sanitizer").c_str(), 1);
+  EXPECT_THROW(sanitize_winners(timings_, fuzzed_, options_), Error);
+}
+
+}  // namespace
+}  // namespace tunefuzz

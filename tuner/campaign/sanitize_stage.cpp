@@ -1,0 +1,131 @@
+#include "tuner/campaign/sanitize_stage.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "tuner/campaign/progress.hpp"
+#include "tuner/worker/worker_client.hpp"
+
+namespace tunefuzz {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& shipping_sanitizers() {
+  static const std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
+  return tools;
+}
+
+std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, const fs::path& image,
+                                                  const std::string& tool,
+                                                  const std::vector<fuzz::CaseRecord>& cases,
+                                                  const fs::path& work_directory, const std::string& name) {
+  const std::vector<std::string> wrapper = sanitizer_wrapper(tool);
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const std::string job_name = name + "-" + std::to_string(index);
+    const CaseJob job{candidate.id(), image, cases[index], 1, work_directory / (job_name + ".progress")};
+    fs::remove(job.progress);
+    // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
+    const WorkerOutcome outcome = run_worker(to_yaml(job), work_directory, job_name, 600, wrapper, 120);
+    if (outcome.end == WorkerOutcome::End::failed_to_start)
+      throw Error(ErrorKind::unsupported, "cannot run compute-sanitizer: " + outcome.stderr_tail);
+    if (outcome.end == WorkerOutcome::End::finished) {
+      const CaseResult result = case_result_from_yaml(outcome.result);
+      if (result.passed || result.refused) continue;
+      return SanitizerFinding{tool, cases[index],
+                              result.failure_class + (result.subtype.empty() ? "" : "/") + result.subtype +
+                                  ": " + result.message.substr(0, 200)};
+    }
+    // The tool's finding first: the console shows only the start of the message.
+    const std::string report = sanitizer_report(outcome.stderr_tail);
+    const std::string worker = "worker " + outcome.describe();
+    return SanitizerFinding{tool, cases[index], report.empty() ? worker : report + " (" + worker + ")"};
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The winners not checked yet, by id.
+std::vector<std::string> unchecked_winners(const std::vector<ProblemTiming>& timings,
+                                           const std::map<std::string, std::optional<SanitizerFinding>>& verdicts) {
+  std::vector<std::string> out;
+  for (const ProblemTiming& t : timings)
+    if (const TimedEntry* w = t.winner(); w && !verdicts.count(w->id) &&
+                                          std::find(out.begin(), out.end(), w->id) == out.end())
+      out.push_back(w->id);
+  return out;
+}
+
+}  // namespace
+
+void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<FuzzedCandidate>& fuzzed,
+                      const SanitizeOptions& options) {
+  std::map<std::string, const FuzzedCandidate*> by_id;
+  for (const FuzzedCandidate& f : fuzzed) by_id[f.candidate.id()] = &f;
+  fs::create_directories(options.work_directory);
+  std::map<std::string, std::optional<SanitizerFinding>> verdicts;  // candidate id → first finding
+  for (std::vector<std::string> todo = unchecked_winners(timings, verdicts); !todo.empty();
+       todo = unchecked_winners(timings, verdicts)) {
+    // Every (candidate, tool) pair is one job; the pool runs them all, and a candidate's verdict is its
+    // first finding in tool order.
+    struct Job {
+      size_t candidate, tool;
+    };
+    std::vector<Job> jobs;
+    for (size_t c = 0; c < todo.size(); ++c)
+      for (size_t t = 0; t < options.tools.size(); ++t) jobs.push_back({c, t});
+    std::vector<std::optional<SanitizerFinding>> findings(jobs.size());
+    Progress progress("sanitize", static_cast<int64_t>(jobs.size()));
+    std::atomic<size_t> next{0};
+    std::mutex error_mutex;
+    std::optional<Error> error;
+    const auto work = [&] {
+      for (size_t j = next++; j < jobs.size(); j = next++) {
+        const std::string& id = todo[jobs[j].candidate];
+        const std::string& tool = options.tools[jobs[j].tool];
+        try {
+          const auto found = by_id.find(id);
+          if (found == by_id.end())
+            throw Error(ErrorKind::internal, "the winner " + id + " is not among the fuzzed candidates");
+          const Candidate& candidate = found->second->candidate;
+          findings[j] = sanitizer_finding(candidate, found->second->image, tool, options.cases_for(candidate),
+                                          options.work_directory,
+                                          tool + "-" + std::to_string(verdicts.size() + jobs[j].candidate));
+        } catch (const Error& e) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = e;
+        }
+        progress.advance(id + " " + tool + (findings[j] ? ": " + findings[j]->message.substr(0, 80) : ": clean"));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
+    for (auto& thread : pool) thread.join();
+    if (error) throw *error;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      std::optional<SanitizerFinding>& verdict = verdicts[todo[jobs[j].candidate]];
+      if (!verdict && findings[j]) verdict = findings[j];
+    }
+    int64_t demoted = 0;
+    for (ProblemTiming& t : timings) {
+      for (TimedEntry& e : t.entries) {
+        const auto v = verdicts.find(e.id);
+        if (e.status != "timed" || v == verdicts.end() || !v->second) continue;
+        e.status = "sanitizer";
+        e.message = "compute-sanitizer --tool " + v->second->tool + " on " + fuzz::to_string(v->second->record) +
+                    ": " + v->second->message;
+        ++demoted;
+      }
+    }
+    progress.finish(std::to_string(todo.size()) + " winners checked under " +
+                    std::to_string(options.tools.size()) + " tools; " + std::to_string(demoted) +
+                    " entries demoted");
+  }
+  for (ProblemTiming& t : timings)
+    if (t.winner()) t.sanitizers = options.tools;
+}
+
+}  // namespace tunefuzz
