@@ -213,6 +213,10 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
   //   one side 64, 4x4: 512 threads -> 64 >= 16 + 8 + 8 + 24 = 56                        kept
   //   every other point has at most 256 threads -> 128 registers, and needs at most 120  kept
   // Second entry: BM=BN=128, BK in {8, 16}, TM=TN=8, MIN_BLOCKS=1: 256 threads -> 255 registers: 2 kept.
+  // Third and fourth entries (narrow loads for odd N, K and leading dimensions), BK=8, TM=TN=8, MIN_BLOCKS=2:
+  // VEC=1 with BM, BN in {64, 128} (4 points) and VEC=2 with BM in {64, 128}, BN=64 (2 points); the most
+  // threads, 256 at BM=BN=128, leave 128 registers >= 64 + 16 + 24 + staged, staged = (ceil(1024 / 256) * 2)
+  // * 1 = 8: all 6 kept.
   // Shared memory is at most 2 * 16 * 260 * 4 = 33280 bytes everywhere.
   for (const char* file : {"h100.yaml", "h200.yaml"}) {
     SCOPED_TRACE(file);
@@ -220,7 +224,7 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
     std::vector<SpaceReport> reports;
     for (const TemplateSearch& s : config.templates)
       if (s.name == "gemm_simt") reports.push_back(Space(simt(), s, config.gpu.limits).prune());
-    ASSERT_EQ(reports.size(), 2u);
+    ASSERT_EQ(reports.size(), 4u);
     EXPECT_EQ(reports[0].enumerated, 32);
     EXPECT_EQ(pruned_counts(reports[0]), counts_with({{"register_budget", 6}}));
     EXPECT_EQ(reports[0].kept.size(), 26u);
@@ -232,6 +236,12 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
     EXPECT_EQ(pruned_counts(reports[1]), counts_with({}));
     EXPECT_EQ(reports[1].kept,
               (std::vector<Point>{at({{"MIN_BLOCKS", 1}}), at({{"BK", 16}, {"MIN_BLOCKS", 1}})}));
+    for (const auto& [entry, vec, kept] : {std::tuple{2, 1, 4u}, std::tuple{3, 2, 2u}}) {
+      EXPECT_EQ(reports[entry].enumerated, static_cast<int64_t>(kept));
+      EXPECT_EQ(pruned_counts(reports[entry]), counts_with({}));
+      EXPECT_EQ(reports[entry].kept.size(), kept);
+      for (const Point& p : reports[entry].kept) EXPECT_EQ(p["VEC"], vec) << p.str();
+    }
     // Every point computes the config's fp32 problem.
     const auto fp32 = std::find_if(config.problems.begin(), config.problems.end(),
                                    [](const Problem& p) { return p.name == "square_4096_fp32"; });
@@ -431,7 +441,7 @@ TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
   std::vector<Point> points = shipped_points("h100.yaml");
   for (const Point& p : shipped_points("h200.yaml"))
     if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
-  ASSERT_EQ(points.size(), 28u);  // 26 + 2, as worked out in ShippedSpacesPruneAsWorkedOutByHand
+  ASSERT_EQ(points.size(), 34u);  // 26 + 2 + 4 + 2, as worked out in ShippedSpacesPruneAsWorkedOutByHand
   for (const Point& point : points) {
     SCOPED_TRACE(point.str());
     const CompiledKernel& kernel = compiled(point);
