@@ -60,4 +60,10 @@ std::optional<std::string> shape_refusal(std::string_view template_name, const G
 std::optional<std::string> vector_refusal(const GemmShape& shape, int64_t vec, int64_t element_bytes,
                                           std::string_view instead);
 
+/// The same for templates that take every storage order: loads of `vec` elements along the stored rows of A
+/// and B (stored_operands), so each stored row length and leading dimension must be a multiple of `vec`, and
+/// both base addresses aligned to a whole vector. `instead` ends the message: what serves such a problem.
+std::optional<std::string> stored_vector_refusal(const GemmShape& shape, int64_t vec, int64_t element_bytes,
+                                                 std::string_view instead);
+
 }  // namespace tunefuzz
