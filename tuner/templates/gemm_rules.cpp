@@ -62,6 +62,13 @@ std::optional<std::string> operands_refusal(std::string_view template_name, cons
   return std::nullopt;
 }
 
+Constraint positive_constraint() {
+  return {"positive", "every tunable must be at least 1", [](const Point& p, const GpuLimits&) {
+            return std::all_of(p.values().begin(), p.values().end(),
+                               [](const auto& v) { return v.second >= 1; });
+          }};
+}
+
 Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads) {
   return {"threads", "more threads per CTA, " + formula + ", than the device allows",
           [threads = std::move(threads)](const Point& p, const GpuLimits& limits) {

@@ -41,6 +41,9 @@ std::pair<Stored, Stored> stored_operands(const GemmShape& shape);
 std::optional<std::string> operands_refusal(std::string_view template_name, const GemmShape& shape,
                                             const std::vector<Layout>& layouts, std::string_view layout_note);
 
+/// `positive`: every tunable of the point is at least 1.
+Constraint positive_constraint();
+
 /// `threads`: a CTA of `threads(point)` threads, the formula written out in `formula`, fits the device (and
 /// 1024, the most any GPU allows).
 Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads);

@@ -46,11 +46,7 @@ bool is_power_of_two(int64_t x) {
 
 std::vector<Constraint> constraints() {
   return {
-      {"positive", "every tunable must be at least 1",
-       [](const Point& p, const GpuLimits&) {
-         return std::all_of(p.values().begin(), p.values().end(),
-                            [](const auto& v) { return v.second >= 1; });
-       }},
+      positive_constraint(),
       {"warp_tiling", "the warp tile WMxWN must divide the CTA tile BMxBN",
        [](const Point& p, const GpuLimits&) {
          return p["WM"] > 0 && p["WN"] > 0 && p["BM"] % p["WM"] == 0 && p["BN"] % p["WN"] == 0;
