@@ -17,6 +17,7 @@
 #include "tuner/device/cuda.hpp"
 #include "tuner/templates/gemm_mma.hpp"
 #include "tuner/templates/gemm_simt.hpp"
+#include "tuner/templates/gemm_skinny.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
@@ -55,23 +56,35 @@ class GpuTest : public ::testing::Test {
   static device::CaseOutcome run_on(const KernelTemplate& t, const CaseRecord& record,
                                     std::vector<std::pair<std::string, int64_t>> overrides, TypePair types,
                                     int mutant) {
+    const Candidate candidate = candidate_at(t, std::move(overrides), types, mutant);
+    const auto runner = device::load_candidate(candidate, image_of(candidate));
+    device::CaseExecutor executor(candidate, *runner, stream_->get());
+    return executor.run(record);
+  }
+
+  // `t`'s default point with some parameters overridden.
+  static Candidate candidate_at(const KernelTemplate& t, std::vector<std::pair<std::string, int64_t>> overrides,
+                                TypePair types, int mutant) {
     auto values = t.default_point().values();
     for (auto& [name, value] : values)
       for (const auto& [override_name, override_value] : overrides)
         if (name == override_name) value = override_value;
-    const Candidate candidate{&t, Point(values), types, mutant};
+    return Candidate{&t, Point(values), types, mutant};
+  }
+
+  // The candidate's image, compiled once per suite.
+  static const std::string& image_of(const Candidate& candidate) {
+    const KernelTemplate& t = *candidate.kernel_template;
     const NvrtcCompiler compiler;
     std::unique_ptr<KernelSource>& source = sources_[t.source_file];
     if (!source)
       source =
           std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", t.source_file));
-    const CompileRequest request{source.get(), t.defines(candidate.point, types, mutant),
+    const CompileRequest request{source.get(), t.defines(candidate.point, candidate.types, candidate.mutant),
                                  t.compile_arch(device_->arch)};
     std::string& image = images_[compiler.key(request)];  // compile each distinct image once per suite
     if (image.empty()) image = compiler.compile(request).image;
-    const auto runner = device::load_candidate(candidate, image);
-    device::CaseExecutor executor(candidate, *runner, stream_->get());
-    return executor.run(record);
+    return image;
   }
 
   static CaseRecord record(int64_t m, int64_t n, int64_t k, Distribution d = Distribution::small_int,
@@ -430,6 +443,97 @@ TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {
     const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, {}, {}, code(mutant));
     EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
   }
+}
+
+// ---- gemm_skinny (decode: M <= 128, split-K finished in the same launch) ----
+
+// Points of gemm_skinny: one n8 fragment of rows per warp, two, and the widest tile (four warps of 32 x 64).
+const std::vector<std::vector<std::pair<std::string, int64_t>>>& skinny_points() {
+  static const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+      {{"BM", 8}, {"WM", 8}},
+      {},  // BM = WM = 16, BN = 64 over four warps of 16 columns, BK = 128, four stages
+      {{"BM", 128}, {"WM", 64}, {"BN", 64}, {"WN", 32}, {"BK", 64}, {"STAGES", 3}},
+  };
+  return points;
+}
+
+// Every M from 1 to 128 that a tile edge or a fragment edge makes interesting, on every storage order, with
+// tails in N and K, padded leading dimensions, C read and scaled, and K split 1, 2, 3, all K tiles, one more
+// and far more ways than there are K tiles (empty splits). Column-major A is stored along M, so there M must
+// be a multiple of VEC: those points run at VEC = 2 and odd M is refused.
+TEST_F(GpuTest, SkinnyIsRightForEveryMLayoutAndSplit) {
+  const std::vector<int64_t> ms = {1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 31, 33, 48, 63, 64, 65, 96, 100, 127, 128};
+  for (const auto& base : skinny_points())
+    for (const Layout& layout : gemm_skinny_template().layouts)
+      for (size_t i = 0; i < ms.size(); ++i) {
+        const int64_t m = ms[i];
+        auto point = base;
+        if (layout.a == Order::col) point.emplace_back("VEC", 2);
+        // K = 1000: ceil(1000 / BK) K tiles, the last one partial
+        const int64_t k_tiles = (1000 + candidate_at(gemm_skinny_template(), point, {}, 0).point["BK"] - 1) /
+                                candidate_at(gemm_skinny_template(), point, {}, 0).point["BK"];
+        const int64_t split_counts[] = {1, 2, 3, k_tiles, k_tiles + 1, 40};
+        for (const int64_t splits : {split_counts[i % 6], split_counts[(i + 3) % 6]}) {
+          CaseRecord c = record(m, 200, 1000, m % 2 ? Distribution::small_int : Distribution::sequential, 1.5,
+                                m % 3 ? 0.0 : -1.0);
+          c.layout = layout;
+          c.splits = splits;
+          c.lda_pad = layout.a == Order::col ? 2 : 8;
+          c.ldb_pad = 8;
+          c.ldc_pad = 3;
+          const device::CaseOutcome outcome = run_on(gemm_skinny_template(), c, point, {}, 0);
+          const std::string what = ::testing::PrintToString(point) + " " + fuzz::to_string(c);
+          if (layout.a == Order::col && m % 2) {
+            EXPECT_TRUE(outcome.refused) << what << ": column-major A with odd M must be refused at VEC=2";
+            continue;
+          }
+          EXPECT_TRUE(outcome.passed) << what << ": " << outcome.message;
+        }
+      }
+}
+
+// Every element type pair, on a decode-like shape in the layout decode uses (x·Wᵀ: B column-major) and an odd
+// N, which only column-major B takes (its stored rows run along K).
+TEST_F(GpuTest, SkinnyIsRightOnEveryTypePairAndOddN) {
+  for (const TypePair types : gemm_skinny_template().supported_types)
+    for (const int64_t splits : {1, 4}) {
+      CaseRecord c = record(5, 131, 4104, Distribution::normal, 1.0, 0.5);
+      c.layout = {Order::row, Order::col};
+      c.splits = splits;
+      const device::CaseOutcome outcome = run_on(gemm_skinny_template(), c, {}, types, 0);
+      EXPECT_TRUE(outcome.passed) << to_string(types.input) << "->" << to_string(types.output) << " "
+                                  << fuzz::to_string(c) << ": " << outcome.message;
+    }
+  // Odd K is a stored row length of row-major A in every layout here: no VEC takes it.
+  CaseRecord odd_k = record(4, 64, 1031);
+  for (const int64_t vec : {2, 4, 8}) {
+    const device::CaseOutcome outcome = run_on(gemm_skinny_template(), odd_k, {{"VEC", vec}}, {}, 0);
+    EXPECT_TRUE(outcome.refused) << "VEC=" << vec << " must refuse K = 1031";
+  }
+  // Large: the decode shape itself, checked by projections.
+  CaseRecord decode = record(16, 8192, 8192, Distribution::normal);
+  decode.splits = 3;
+  const device::CaseOutcome outcome = run_on(gemm_skinny_template(), decode, {}, {}, 0);
+  EXPECT_TRUE(outcome.passed) << fuzz::to_string(decode) << ": " << outcome.message;
+}
+
+// The split-K counters are left at zero by every launch: one runner, launched again and again on cases whose
+// tile counts differ (so the counter buffer is reused, then grown), stays right every time. Each case runs
+// twice inside run (the determinism check), and the workspace is refilled with NaN before every launch.
+TEST_F(GpuTest, SkinnySplitCountersResetAfterEveryLaunch) {
+  const Candidate candidate = candidate_at(gemm_skinny_template(), {}, {}, 0);
+  const auto runner = device::load_candidate(candidate, image_of(candidate));
+  device::CaseExecutor executor(candidate, *runner, stream_->get());
+  const std::vector<std::pair<CaseRecord, int64_t>> cases = {
+      {record(16, 200, 1000), 3}, {record(16, 200, 1000), 3}, {record(1, 64, 128), 2},
+      {record(9, 2000, 520), 5},  {record(16, 200, 1000), 8}, {record(16, 200, 1000), 1},
+      {record(33, 136, 256), 4},  {record(9, 2000, 520), 5}};
+  for (int repeat = 0; repeat < 3; ++repeat)
+    for (auto [c, splits] : cases) {
+      c.splits = splits;
+      const device::CaseOutcome outcome = executor.run(c);
+      ASSERT_TRUE(outcome.passed) << "repeat " << repeat << " " << fuzz::to_string(c) << ": " << outcome.message;
+    }
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ std::unique_ptr<GemmRunner> load_candidate(const Candidate& candidate, const std
 std::unique_ptr<GemmRunner> make_gemm_mma_runner(const Candidate& candidate, const std::string& image);
 std::unique_ptr<GemmRunner> make_gemm_simt_runner(const Candidate& candidate, const std::string& image);
 std::unique_ptr<GemmRunner> make_gemm_wgmma_runner(const Candidate& candidate, const std::string& image);
+std::unique_ptr<GemmRunner> make_gemm_skinny_runner(const Candidate& candidate, const std::string& image);
 
 /// cuBLAS on the same operands, row-major by computing Cᵀ = Bᵀ·Aᵀ: cublasGemmEx with fp32 compute (TF32
 /// tensor cores for tf32 inputs, pedantic fp32 for fp32 inputs), or cuBLASLt (cublasLtMatmul) for fp8 inputs.

@@ -116,7 +116,6 @@ std::vector<Constraint> constraints(int64_t eb) {
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 mma takes row-major A and column-major B: RC"))
     return why;
-  const auto [a, b] = stored_operands(s);
   const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX && !p["PERSISTENT"])
     return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
@@ -128,19 +127,7 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
           "twin of this candidate serves this problem");
     return std::nullopt;  // misaligned operands are staged through scratch
   }
-  const int64_t vec = p["VEC"], vec_bytes = vec * f.element_bytes;
-  for (const Stored& x : {a, b}) {
-    for (const auto& [value, name] : {std::pair<int64_t, std::string>{x.extent, x.extent_name},
-                                      {x.ld, std::string("ld") + (x.name[0] == 'A' ? "a" : "b")}})
-      if (value % vec != 0)
-        return "VEC=" + std::to_string(vec) + " needs " + name + " to be a multiple of " +
-               std::to_string(vec) + " (" + name + "=" + std::to_string(value) + ", layout " +
-               to_string(s.layout) + "); a smaller VEC or PACK=1 serves this problem";
-    if (x.alignment % vec_bytes != 0)
-      return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
-             std::to_string(vec_bytes) + " bytes";
-  }
-  return std::nullopt;
+  return stored_vector_refusal(s, p["VEC"], f.element_bytes, "a smaller VEC or PACK=1");
 }
 
 KernelTemplate make_template(const Family& f) {

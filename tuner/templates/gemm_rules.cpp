@@ -62,6 +62,13 @@ std::optional<std::string> operands_refusal(std::string_view template_name, cons
   return std::nullopt;
 }
 
+Constraint positive_constraint() {
+  return {"positive", "every tunable must be at least 1", [](const Point& p, const GpuLimits&) {
+            return std::all_of(p.values().begin(), p.values().end(),
+                               [](const auto& v) { return v.second >= 1; });
+          }};
+}
+
 Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads) {
   return {"threads", "more threads per CTA, " + formula + ", than the device allows",
           [threads = std::move(threads)](const Point& p, const GpuLimits& limits) {
@@ -103,6 +110,23 @@ std::optional<std::string> vector_refusal(const GemmShape& s, int64_t vec, int64
   if (s.a_alignment % vec_bytes != 0 || s.b_alignment % vec_bytes != 0)
     return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
            std::to_string(vec_bytes) + " bytes";
+  return std::nullopt;
+}
+
+std::optional<std::string> stored_vector_refusal(const GemmShape& s, int64_t vec, int64_t element_bytes,
+                                                 std::string_view instead) {
+  const auto [a, b] = stored_operands(s);
+  for (const Stored& x : {a, b}) {
+    for (const auto& [value, name] : {std::pair<int64_t, std::string>{x.extent, x.extent_name},
+                                      {x.ld, std::string("ld") + (x.name[0] == 'A' ? "a" : "b")}})
+      if (value % vec != 0)
+        return "VEC=" + std::to_string(vec) + " needs " + name + " to be a multiple of " + std::to_string(vec) +
+               " (" + name + "=" + std::to_string(value) + ", layout " + to_string(s.layout) + "); " +
+               std::string(instead) + " serves this problem";
+    if (x.alignment % (vec * element_bytes) != 0)
+      return "VEC=" + std::to_string(vec) + " needs A and B base addresses aligned to " +
+             std::to_string(vec * element_bytes) + " bytes";
+  }
   return std::nullopt;
 }
 

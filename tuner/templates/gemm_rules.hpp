@@ -41,6 +41,9 @@ std::pair<Stored, Stored> stored_operands(const GemmShape& shape);
 std::optional<std::string> operands_refusal(std::string_view template_name, const GemmShape& shape,
                                             const std::vector<Layout>& layouts, std::string_view layout_note);
 
+/// `positive`: every tunable of the point is at least 1.
+Constraint positive_constraint();
+
 /// `threads`: a CTA of `threads(point)` threads, the formula written out in `formula`, fits the device (and
 /// 1024, the most any GPU allows).
 Constraint threads_constraint(const std::string& formula, std::function<int64_t(const Point&)> threads);
@@ -59,5 +62,11 @@ std::optional<std::string> shape_refusal(std::string_view template_name, const G
 /// what serves such a problem (e.g. "a smaller VEC").
 std::optional<std::string> vector_refusal(const GemmShape& shape, int64_t vec, int64_t element_bytes,
                                           std::string_view instead);
+
+/// The same for templates that take every storage order: loads of `vec` elements along the stored rows of A
+/// and B (stored_operands), so each stored row length and leading dimension must be a multiple of `vec`, and
+/// both base addresses aligned to a whole vector. `instead` ends the message: what serves such a problem.
+std::optional<std::string> stored_vector_refusal(const GemmShape& shape, int64_t vec, int64_t element_bytes,
+                                                 std::string_view instead);
 
 }  // namespace tunefuzz

@@ -43,11 +43,7 @@ int64_t staged_floats(const Point& p) {
 
 std::vector<Constraint> constraints() {
   return {
-      {"positive", "every tunable must be at least 1",
-       [](const Point& p, const GpuLimits&) {
-         return std::all_of(p.values().begin(), p.values().end(),
-                            [](const auto& v) { return v.second >= 1; });
-       }},
+      positive_constraint(),
       {"thread_tiling", "the thread tile TMxTN must divide the CTA tile BMxBN",
        [](const Point& p, const GpuLimits&) {
          return p["TM"] > 0 && p["TN"] > 0 && p["BM"] % p["TM"] == 0 && p["BN"] % p["TN"] == 0;

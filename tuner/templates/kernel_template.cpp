@@ -5,6 +5,7 @@
 
 #include "tuner/templates/gemm_mma.hpp"
 #include "tuner/templates/gemm_simt.hpp"
+#include "tuner/templates/gemm_skinny.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
@@ -86,7 +87,8 @@ std::string KernelTemplate::compile_arch(const std::string& gpu_arch, const Sour
 const std::vector<const KernelTemplate*>& all_templates() {
   static const std::vector<const KernelTemplate*> templates = {
       &gemm_mma_template(),  &gemm_mma_tf32_template(), &gemm_mma_fp8_template(),
-      &gemm_simt_template(), &gemm_wgmma_template(),    &gemm_wgmma_fp8_template()};
+      &gemm_simt_template(), &gemm_wgmma_template(),    &gemm_wgmma_fp8_template(),
+      &gemm_skinny_template()};
   return templates;
 }
 

@@ -1,0 +1,81 @@
+// Launcher of templates/gemm_skinny.cu: one kernel on a 1-D grid of units (output tiles × K splits). With more
+// than one split, the splits' fp32 partials go to the workspace and each tile's arrival counter lives in a
+// buffer this launcher owns: zeroed when allocated, and put back to zero by the kernel itself (the last split
+// of a tile resets its counter), so a launch needs no memset. The counters stay outside the workspace because
+// the fuzzer fills the workspace with NaN before every launch; they are this runner's alone, and its launches
+// are ordered on one stream, so no two launches share them at once.
+#include <memory>
+#include <string>
+
+#include "templates/gemm_params.h"
+#include "tuner/device/runner.hpp"
+#include "tuner/device/template_launch.hpp"
+#include "tuner/templates/gemm_skinny.hpp"
+
+namespace tunefuzz::device {
+
+namespace {
+
+class GemmSkinnyRunner final : public GemmRunner {
+ public:
+  GemmSkinnyRunner(const Candidate& candidate, const std::string& image) : candidate_(candidate), module_(image) {
+    const KernelTemplate& t = *candidate.kernel_template;
+    for (const Layout& layout : t.layouts) gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
+    check_kernel_meta(module_, candidate);
+    const int64_t smem = t.shared_memory_bytes(candidate.point);
+    for (CUfunction f : gemm_)
+      check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+            "cuFuncSetAttribute(max dynamic shared memory)");
+  }
+
+  std::string name() const override { return candidate_.id(); }
+
+  std::optional<std::string> refusal(const GemmShape& shape) const override {
+    return candidate_.kernel_template->refusal(candidate_.point, shape);
+  }
+
+  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    return gemm_skinny_geometry(candidate_.point, shape, overrides).workspace_bytes;
+  }
+
+  void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
+    const LaunchGeometry geo = gemm_skinny_geometry(candidate_.point, g.shape, g.overrides);
+    TfGemmParams p = gemm_params(g);
+    p.splits = g.overrides.splits > 0 ? g.overrides.splits : candidate_.point["SPLIT_K"];
+    p.workspace = reinterpret_cast<float*>(workspace);
+    CUdeviceptr counters = 0;
+    if (p.splits > 1) counters = zeroed_counters(gemm_skinny_tiles(candidate_.point, g.shape), stream);
+    void* args[] = {&p, &counters};
+    check(cuLaunchKernel(gemm_[layout_index(g.shape.layout)], static_cast<unsigned>(geo.grid_x), 1, 1,
+                         static_cast<unsigned>(geo.block_x), 1, 1, static_cast<unsigned>(geo.shared_memory_bytes),
+                         stream, args, nullptr),
+          "cuLaunchKernel(tf_gemm_*)");
+  }
+
+ private:
+  /// At least `count` counters, all zero when the next launch on `stream` starts. The buffer grows (and is
+  /// zeroed) only when a problem has more tiles than any before; after the stream has drained, since a
+  /// launch still running may use the old one.
+  CUdeviceptr zeroed_counters(int64_t count, CUstream stream) const {
+    const size_t bytes = static_cast<size_t>(count) * sizeof(uint32_t);
+    if (bytes > counters_.bytes()) {
+      check(cuStreamSynchronize(stream), "cuStreamSynchronize (growing the split-K counters)");
+      counters_.reserve(bytes);
+      check(cuMemsetD32Async(counters_.get(), 0, static_cast<size_t>(count), stream), "zeroing split-K counters");
+    }
+    return counters_.get();
+  }
+
+  Candidate candidate_;
+  Module module_;
+  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index
+  mutable DeviceBuffer counters_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmRunner> make_gemm_skinny_runner(const Candidate& candidate, const std::string& image) {
+  return std::make_unique<GemmSkinnyRunner>(candidate, image);
+}
+
+}  // namespace tunefuzz::device
