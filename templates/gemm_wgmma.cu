@@ -21,8 +21,9 @@
 // Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the instruction reads M- or N-major
 // tiles), or fp8 e4m3/e5m2 (m64nNk32, A row-major and B column-major only). C: fp16, bf16, fp32, or, for fp8
 // inputs, the input type (templates/output_types.h). The epilogue applies alpha (and beta, reading C only
-// when beta != 0); with beta == 0 and a 16-byte aligned C it stages column slabs in shared memory and stores
-// them with TMA (which clips partial tiles), otherwise it stores from registers with bounds checks.
+// when beta != 0); with a 16-byte aligned C it stages column slabs in shared memory (loading C's slab there
+// with TMA first when beta != 0) and stores them with TMA (which clips partial tiles), otherwise it stores
+// from registers with bounds checks.
 //
 // TMA needs 16-byte aligned base addresses and leading dimensions; the host refuses other problems, so the
 // table falls back to another template for them. Out-of-bounds parts of a tile load as zeros, so every M, N
@@ -486,25 +487,39 @@ __device__ __forceinline__ void store_direct(const TfGemmParams& p, const float 
   }
 }
 
-// Epilogue through shared memory and TMA (beta == 0, C 16-byte aligned): for each column slab (kOutSlab
-// columns) of the consumer's rows, write alpha·acc into the staging slab, swizzled as the tensor map reads it
-// (128-byte rows: 16-byte chunk ^= row % 8; fp8's 64-byte rows, 64-byte swizzle: chunk ^= (row / 2) % 4),
-// then one thread stores it with TMA, which clips what lies outside C. The slab is reused for the next
-// column slab only once the previous store has read it.
+// Epilogue through shared memory and TMA (C 16-byte aligned): for each column slab (kOutSlab columns) of
+// the consumer's rows, write alpha·acc into the staging slab, swizzled as the tensor map reads it (128-byte
+// rows: 16-byte chunk ^= row % 8; fp8's 64-byte rows, 64-byte swizzle: chunk ^= (row / 2) % 4), then one
+// thread stores it with TMA, which clips what lies outside C. With beta != 0 that thread first loads the
+// slab of C into the staging rows with TMA (completing on `c_loaded`; outside C it reads zeros), and each
+// thread adds beta·C from there before it writes. The slab is reused for the next column slab only once the
+// previous store has read it.
 __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
                                           int consumer, int thread, unsigned char* staging,
-                                          const TfTensorMap* map_c) {
+                                          const TfTensorMap* map_c, tf_u64* c_loaded, int& c_phase) {
   const int warp = thread >> 5, lane = thread & 31;
   constexpr int kFragsPerSlab = kOutSlab / 8;  // n8 accumulator blocks in one slab: 8 (fp32: 4)
+  const bool read_c = p.beta != 0.0f;
 #pragma unroll
   for (int slab = 0; slab < BN / kOutSlab; ++slab) {
+    const int slab_n = static_cast<int>(t.n0 + slab * kOutSlab), slab_m = static_cast<int>(t.m0 + consumer * kWgM);
 #if TF_MUTANT != TF_MUTANT_STORE_NOT_DRAINED
     if (thread == 0) {
       tf_perturb(__LINE__, slab);
       asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
+#endif
+    if (read_c && thread == 0) {
+      barrier_expect_bytes(c_loaded, kWgM * kOutRowBytes);
+      tma_load(staging, map_c, slab_n, slab_m, c_loaded);
+    }
+#if TF_MUTANT != TF_MUTANT_STORE_NOT_DRAINED
     consumer_sync(consumer);
 #endif
+    if (read_c) {
+      barrier_wait(c_loaded, c_phase);
+      c_phase ^= 1;
+    }
     tf_perturb(__LINE__, slab);  // some warps write the slab late
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
@@ -517,8 +532,13 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
           const int byte = (f * 8 + (lane & 3) * 2) * kOutBytes;  // within the staging row
           const int pattern = kOutRowBytes == 128 ? (row & 7) : ((row >> 1) & 3);
           const int swizzled = (((byte >> 4) ^ pattern) << 4) | (byte & 15);
-          tf_store_out_pair(staging + row * kOutRowBytes + swizzled, p.alpha * acc[mi][i],
-                            p.alpha * acc[mi][i + 1]);
+          unsigned char* const at = staging + row * kOutRowBytes + swizzled;
+          float v0 = p.alpha * acc[mi][i], v1 = p.alpha * acc[mi][i + 1];
+          if (read_c) {
+            v0 += p.beta * tf_load_out(at);
+            v1 += p.beta * tf_load_out(at + kOutBytes);
+          }
+          tf_store_out_pair(at, v0, v1);
         }
       }
     }
@@ -528,8 +548,7 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
 #endif
     if (thread == 0) {
       tf_perturb(__LINE__, slab);
-      tma_store(map_c, static_cast<int>(t.n0 + slab * kOutSlab), static_cast<int>(t.m0 + consumer * kWgM),
-                staging);
+      tma_store(map_c, slab_n, slab_m, staging);
       asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
   }
@@ -540,6 +559,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
                                      const TfTensorMap* map_c, int tma_store_c) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ tf_u64 full[STAGES], empty[STAGES];
+  __shared__ tf_u64 c_loaded[CONSUMERS];  // a slab of C has landed in a consumer's staging rows (beta != 0)
   // The 128-byte swizzle repeats every 1 KiB and TMA and wgmma assume tiles start on that period.
   unsigned char* const smem =
       smem_raw + ((1024 - (smem_address(smem_raw) & 1023)) & 1023);
@@ -564,6 +584,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       barrier_init(&full[s], 1);
       barrier_init(&empty[s], kEmptyArrivals);
     }
+    for (int c = 0; c < CONSUMERS; ++c) barrier_init(&c_loaded[c], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
 #endif
@@ -624,6 +645,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       barrier_init(&full[s], 1);
       barrier_init(&empty[s], kEmptyArrivals);
     }
+    for (int c = 0; c < CONSUMERS; ++c) barrier_init(&c_loaded[c], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
 #endif
@@ -645,6 +667,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
 #endif
   Ring ring;
+  int c_phase = 0;  // of this consumer's c_loaded barrier
   tf_i64 index = cluster;
   while (index < tiles) {
     const Tile t = tile_at(index, rank, tiles_m, tiles_n);
@@ -716,8 +739,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 
     if (t.m0 >= p.m || t.n0 >= p.n) {
       // past the matrix (see above): nothing to store
-    } else if (tma_store_c && p.beta == 0.0f && TF_MUTANT != TF_MUTANT_BETA0_READS_C) {
-      store_tma(p, acc, t, consumer, thread, my_staging, map_c);
+    } else if (tma_store_c && TF_MUTANT != TF_MUTANT_BETA0_READS_C) {
+      store_tma(p, acc, t, consumer, thread, my_staging, map_c, &c_loaded[consumer], c_phase);
     } else {
       store_direct(p, acc, t, consumer, thread);
     }
@@ -743,8 +766,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 
 // One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 has rc only,
 // A_REGS rr and rc only.
-// Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: beta == 0
-// and C's base and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
+// Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: C's base
+// and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
   extern "C" __global__ void __launch_bounds__(tf::kThreads, 1)                                            \
       name(const __grid_constant__ TfGemmParams p, const __grid_constant__ TfTensorMap map_a,              \

@@ -365,11 +365,11 @@ TEST(WgmmaTemplate, ASourceCarriesOnlyTheHeadersItIncludes) {
     for (const auto& [name, text] : s.headers) out.insert(name);
     return out;
   };
-  EXPECT_EQ(names(source()), (std::set<std::string>{"gemm_params.h", "output_types.h", "tile_map.h",
+  EXPECT_EQ(names(source()), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "tile_map.h",
                                                     "tunefuzz_rtc.h", "wgmma_ops.h"}));
   const KernelSource mma = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
-  EXPECT_EQ(names(mma),
-            (std::set<std::string>{"gemm_params.h", "output_types.h", "tile_map.h", "tunefuzz_rtc.h"}));
+  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "tile_map.h",
+                                               "tunefuzz_rtc.h"}));
 }
 
 TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {
