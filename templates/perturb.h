@@ -4,7 +4,8 @@
 // commits and waits, before a persistent scheduler's advance). A missing barrier or fence whose race window
 // the hardware's usual timing keeps shut then loses the race in ordinary fuzz cases. The delay depends on
 // the seed, the CTA, the warp, the call site and the caller's step (a loop counter), never on lanes, so a
-// warp waits as one; about one call in four waits, up to about 2 µs. A perturbed image is fuzzed, never timed.
+// warp waits as one; about one call in four waits, up to about 4 µs (an async copy lands in about one). A
+// perturbed image is fuzzed, never timed.
 #ifndef TUNEFUZZ_PERTURB_H
 #define TUNEFUZZ_PERTURB_H
 
@@ -31,7 +32,7 @@ __device__ __forceinline__ void tf_perturb(tf_u32 site, tf_u32 step) {
                                   tf_perturb_mix(blockIdx.x * 0x9e3779b9u ^ warp * 0x85ebca6bu ^
                                                  site * 0xc2b2ae35u ^ step * 0x27d4eb2fu));
   if ((h & 3u) != 0) return;
-  const tf_u32 nanoseconds = h >> 21;  // 0 .. 2047
+  const tf_u32 nanoseconds = h >> 20;  // 0 .. 4095
 #if defined(__HIPCC__) || defined(__HIPCC_RTC__)
   for (tf_u32 i = 0; i < nanoseconds / 64u; ++i) __builtin_amdgcn_s_sleep(1);  // ~64 cycles each
 #else
