@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -65,6 +66,17 @@ double parse_budget(const std::string& text) {
     throw Error(ErrorKind::bad_input, "--budget '" + text + "': must be between 1s and 30 days");
   return seconds;
 }
+
+// --seed: a decimal unsigned 64-bit integer (CLI11 alone would wrap -1 and saturate 2^64).
+const CLI::Validator kSeedText(
+    [](std::string& text) -> std::string {
+      uint64_t value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        return "expected an unsigned 64-bit integer (0 to 18446744073709551615), got '" + text + "'";
+      return {};
+    },
+    "UINT64");
 
 fs::path work_directory_for(const Options& o, const std::string& fallback) {
   const fs::path dir = o.work_directory.empty() ? fs::path(fallback) : fs::path(o.work_directory);
@@ -471,7 +483,7 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
   run->add_option("config", o.config, "campaign config")->required();
   run->add_option("--budget", o.budget, "wall-clock budget: 90s, 10m, 1h (default 10m)");
   run->add_option("--seed", o.seed, "base seed (default: the config's)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kSeedText)
       ->each([&](const std::string&) { o.seed_given = true; });
   run->add_option("--cases", o.cases, "cases per candidate and round (default: the config's fuzz_cases)")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
@@ -504,7 +516,7 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
                       "returns is a hang after 30 s regardless")
       ->check(CLI::Range(1.0, 604800.0));
   mutants->add_option("--seed", o.seed, "seed (default: the config's)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kSeedText)
       ->each([&](const std::string&) { o.seed_given = true; });
   mutants->add_option("-o,--output", o.output, "report file (default: WORK/mutants.yaml)");
   mutants->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");

@@ -142,7 +142,7 @@ int command_space(const Options& o) {
       }
     }
     if (explanations == 0)
-      throw Error(ErrorKind::bad_input, "cannot explain '" + o.explain + "': no template that " + o.config +
+      throw Error(ErrorKind::bad_input, "--explain '" + o.explain + "': no template that " + o.config +
                                             " searches has every parameter it names (NAME=INTEGER,...)");
     if (o.json) print_json(explained);
     return 0;

@@ -14,6 +14,8 @@ namespace tunefuzz {
 /// messages) and large ones (results tables, collections, journals, stage summaries).
 inline constexpr int64_t kDocumentByteLimit = int64_t{4} << 20;
 inline constexpr int64_t kTableByteLimit = int64_t{64} << 20;
+/// Compiled images, their PTX and compiler logs.
+inline constexpr int64_t kImageByteLimit = int64_t{512} << 20;
 
 /// The bytes of `path`, which must be a regular file of at most `byte_limit` bytes. `what` names it in
 /// errors ("config", "results table"). A missing or unreadable file is Error{io}; a directory, fifo,
