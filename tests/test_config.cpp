@@ -700,6 +700,9 @@ TEST(ConfigErrors, HostileYamlIsRefusedWhereItStands) {
             std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
             std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
   EXPECT_TRUE(fails_with(gpu_line + bomb + tail, 6, "", "more than 100000 nodes"));
+  // Found by tests/test_hostile.cpp: an alias inside its own anchor made a cyclic graph that `show --json`
+  // walked until the stack ran out.
+  EXPECT_TRUE(fails_with(gpu_line + "x: &x [*x]\n" + tail, 2, "", "a cycle"));
 }
 
 // A config file is read through one door: a directory, a fifo with no writer or an endless device is refused

@@ -473,7 +473,7 @@ Result run_command(const Input& in, const fs::path& directory) {
     r.lawful = names_its_cause(out, paths);
   else if (out.code == 1)
     r.lawful = (reaches_gpu && out.message.find("stale") != std::string::npos) ||
-               out.message.find("cannot open") != std::string::npos;
+               out.message.find("No such file") != std::string::npos;
   else if (out.code == 3)
     r.lawful = out.message.find("GPU") != std::string::npos;
   else
@@ -617,6 +617,10 @@ size_t run_batch(const std::vector<Input>& inputs, size_t begin, size_t end, con
     ++(hang ? tally.hangs : tally.crashes);
     tally.failures.push_back(std::string(hang ? "hang" : "crash") + " (status " + std::to_string(status) +
                              ") on input " + std::to_string(index) + ": " + describe(inputs[index]));
+    // The input's files, to replay it by hand: TUNEFUZZ_HOSTILE_KEEP names a folder.
+    if (const char* keep = std::getenv("TUNEFUZZ_HOSTILE_KEEP"))
+      for (const auto& [name, text] : inputs[index].files)
+        std::ofstream(fs::path(keep) / (std::to_string(index) + "-" + name), std::ios::binary) << text;
     return index + 1;
   }
   return index;

@@ -43,7 +43,7 @@ std::string read_input_file(const std::filesystem::path& path, const std::string
   const Descriptor file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)};
   if (file.fd < 0) {
     const int saved = errno;
-    throw Error(ErrorKind::io, "cannot open " + name + ": " + std::strerror(saved));
+    throw Error(ErrorKind::io, "cannot read " + name + ": " + std::strerror(saved));
   }
   struct stat status {};
   if (::fstat(file.fd, &status) != 0)

@@ -49,6 +49,11 @@ class NodeCounter : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor, 1); }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    // An alias inside the node its anchor names makes the graph a cycle: every walk of it never ends.
+    for (const auto& [open, before] : stack_)
+      if (open == anchor)
+        throw Error(ErrorKind::bad_input, "an alias refers to a node that contains it (a cycle)",
+                    at(file_, mark));
     const auto found = sizes_.find(anchor);
     leaf(mark, 0, found == sizes_.end() ? 1 : found->second);
   }
