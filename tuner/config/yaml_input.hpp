@@ -15,7 +15,7 @@ namespace tunefuzz {
 
 /// Most nodes a document may expand to: configs and reproducers, and tables, collections and journals.
 inline constexpr uint64_t kDocumentNodeLimit = 100'000;
-inline constexpr uint64_t kTableNodeLimit = 2'000'000;
+inline constexpr uint64_t kTableNodeLimit = 500'000;
 
 /// Parses `text` (from `file`) into a node; throws Error{bad_input} on syntax errors, NUL bytes, unclosed
 /// quotes, a second document, or more than `node_limit` nodes with aliases expanded.
