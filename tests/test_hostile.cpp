@@ -142,6 +142,18 @@ TEST_F(Scratch, BadFlagsAreRefusedUpFrontWithExitTwo) {
   EXPECT_NE(jobs.message.find("--jobs"), std::string::npos) << jobs.message;
 }
 
+// `arch: sm_35` once exited 0 after one NVRTC_ERROR_INVALID_OPTION per candidate: a target the compiler does
+// not support is one error at gpu.arch, before anything compiles.
+TEST_F(Scratch, AnArchTheCompilerDoesNotSupportIsOneErrorAtGpuArch) {
+  std::string text = read_text(kSource / "configs" / "smoke.yaml");
+  text.replace(text.find("arch: sm_90"), 11, "arch: sm_35");
+  const fs::path config = write("old.yaml", text);
+  const Outcome out = tune({"compile", config.string()});
+  EXPECT_EQ(out.code, 2) << out.message;
+  EXPECT_NE(out.message.find(config.string() + ":5:9: gpu.arch: "), std::string::npos) << out.message;
+  EXPECT_NE(out.message.find("cannot compile for sm_35"), std::string::npos) << out.message;
+}
+
 TEST_F(Scratch, TuneVersionPrintsTheVersion) {
   const Outcome out = tune({"--version"});
   EXPECT_EQ(out.code, 0) << out.message;
