@@ -251,7 +251,7 @@ TEST_F(Cli, RunWithoutAGpuCompilesThenExitsThreeWritingNoResults) {
   fs::create_directories(config.parent_path());
   std::ifstream in(source_directory / "configs" / "smoke.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text.replace(text.find("output: "), std::string::npos, "output: ../out/smoke.yaml\n");
+  text.replace(text.find("\noutput: ") + 1, std::string::npos, "output: ../out/smoke.yaml\n");
   std::ofstream(config) << text;
   const fs::path output = directory_ / "configs" / ".." / "out" / "smoke.yaml";
   // CUDA_VISIBLE_DEVICES="" hides any GPU, so the law is checked the same way on a machine that has one.
