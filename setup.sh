@@ -51,15 +51,18 @@ case "${1:-}" in
     ctest --test-dir "$build" --output-on-failure -j"$(nproc)" || status=$?
     # CTest only says "Skipped"; show why.
     grep -h "^SKIPPED:" "$build/Testing/Temporary/LastTest.log" 2>/dev/null | sort -u | sed 's/^/setup: /' || true
-    # The readers of user files (configs, tables, reproducers, journals) again, under ASan and UBSan.
+    # The readers of user files (configs, tables, reproducers, journals) again, under ASan and UBSan, and the
+    # hostile-input harness (10,000 generated inputs through tune's and fuzz's command lines in-process).
     sanitize=build-sanitize
     [[ -f $sanitize/CMakeCache.txt ]] ||
       cmake -S . -B "$sanitize" -DCMAKE_BUILD_TYPE=Debug -DTUNEFUZZ_SANITIZE=ON -DCUDAToolkit_ROOT="$cuda" >/dev/null
-    cmake --build "$sanitize" -j"$(nproc)" --target test_config test_tables test_journal test_oracle >/dev/null
-    for t in test_config test_tables test_journal test_oracle; do
+    sanitized=(test_config test_tables test_journal test_oracle test_hostile)
+    cmake --build "$sanitize" -j"$(nproc)" --target "${sanitized[@]}" >/dev/null
+    for t in "${sanitized[@]}"; do
       ASAN_OPTIONS=detect_leaks=1 "$sanitize/bin/$t" --gtest_brief=1 > "$sanitize/$t.log" 2>&1 ||
         { status=1; echo "setup: $t failed under the sanitizers:"; tail -40 "$sanitize/$t.log"; }
     done
+    grep -h "^hostile inputs:" "$sanitize/test_hostile.log" | sed 's/^/setup: under the sanitizers, /' || true
     ((status)) || echo "setup: readers' tests passed under AddressSanitizer and UndefinedBehaviorSanitizer"
     exit $status
     ;;

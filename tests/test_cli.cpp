@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -241,19 +242,28 @@ TEST_F(Cli, ExplainGoesToTheTemplatesThatHaveThePointsParameters) {
 }
 
 // Law: without a usable GPU, `tune run` still compiles every candidate (NVRTC needs no GPU), then stops
-// with exit code 3, says why, and writes neither the results table nor the stage summary.
+// with exit code 3, says why, and creates nothing where the table would go: no table, no stage summary, no
+// parent folder, no work folder (it once made `<output>.work/` and the parents of `output:`). The config's
+// `output:` is relative to the config file, not to the working directory, and the run says where it is.
 TEST_F(Cli, RunWithoutAGpuCompilesThenExitsThreeWritingNoResults) {
   const fs::path cache = directory_ / "cache";
-  const fs::path output = directory_ / "out" / "smoke.yaml";
+  const fs::path config = directory_ / "configs" / "smoke.yaml";
+  fs::create_directories(config.parent_path());
+  std::ifstream in(source_directory / "configs" / "smoke.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("\noutput: ") + 1, std::string::npos, "output: ../out/smoke.yaml\n");
+  std::ofstream(config) << text;
+  const fs::path output = directory_ / "configs" / ".." / "out" / "smoke.yaml";
   // CUDA_VISIBLE_DEVICES="" hides any GPU, so the law is checked the same way on a machine that has one.
   const TuneRun run =
-      tune({"run", (source_directory / "configs" / "smoke.yaml").string(), "-o", output.string()},
-           {{"TUNEFUZZ_CACHE_DIR", cache.string()}, {"CUDA_VISIBLE_DEVICES", ""}});
+      tune({"run", config.string()}, {{"TUNEFUZZ_CACHE_DIR", cache.string()}, {"CUDA_VISIBLE_DEVICES", ""}},
+           600);  // a cold compile on a busy 2-core machine
   EXPECT_EQ(run.exit_code, 3) << run;
   EXPECT_TRUE(contains(run.output, "compil")) << run;
   EXPECT_TRUE(contains(run.output, "no usable GPU")) << run;
-  EXPECT_FALSE(fs::exists(output)) << run;
-  EXPECT_FALSE(fs::exists(fs::path(output).replace_extension(".stages.yaml"))) << run;
+  EXPECT_TRUE(contains(run.output, "the table goes to " + output.string())) << run;
+  EXPECT_FALSE(fs::exists(output.parent_path())) << run;
+  EXPECT_FALSE(fs::exists(directory_ / "configs" / "out")) << run;
   int images = 0;
   if (fs::is_directory(cache))
     for (const auto& entry : fs::directory_iterator(cache)) images += entry.path().extension() == ".cubin";

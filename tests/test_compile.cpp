@@ -645,7 +645,23 @@ TEST_F(KernelCacheTest, DamagedEntriesAreReportedMissesAndAreReplacedByTheNextSt
          text.replace(text.find(kernel.key), 1, kernel.key[0] == 'f' ? "e" : "f");
          std::ofstream(meta, std::ios::trunc) << text;
        },
-       "another key"},
+       "metadata checksum"},  // any edit of the metadata breaks its checksum
+      // An edited register or spill count was once trusted: a spilling candidate was kept.
+      {"metadata edited",
+       [&] {
+         std::string text = read_whole_file(meta);
+         text.replace(text.find("registers: "), 11, "registers: 1");
+         std::ofstream(meta, std::ios::trunc) << text;
+       },
+       "metadata checksum"},
+      // An image replaced by a directory was once recompiled on every run and never repaired: the next store
+      // (at the top of the loop) clears it.
+      {"image replaced by a directory",
+       [&] {
+         fs::remove(image);
+         fs::create_directories(image);
+       },
+       "it is a directory"},
   };
   for (const Damage& damage : damages) {
     SCOPED_TRACE(damage.what);

@@ -2,6 +2,7 @@
 // their documented defaults, and every defect is an Error{bad_input} naming the line and field path of the
 // offending node. The law behind the last group: nothing but tunefuzz::Error ever leaves the loader.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdint>
@@ -80,7 +81,7 @@ problems:
   - name: tall.fp16-1
     m: 1
     n: 7
-    k: 9223372036854775807
+    k: 2147483647
     precision: fp16
 templates:
   - name: gemm_mma
@@ -143,7 +144,7 @@ TEST(Config, ParsesEveryFieldOfACompleteDocument) {
   expect_location(square.where, 16, 5, "problems[0]");
   const Problem& tall = config.problems[1];
   EXPECT_EQ(tall.name, "tall.fp16-1");
-  EXPECT_EQ(tall.k, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(tall.k, 2147483647);  // the largest dimension (cuBLAS counts in int)
   EXPECT_EQ(tall.input, Precision::fp16);
   expect_location(tall.where, 25, 5, "problems[1]");
 
@@ -627,7 +628,7 @@ TEST(ConfigErrors, AMissingFileIsAnIoErrorNamingThePath) {
     load_config(std::filesystem::temp_directory_path());
     FAIL() << "expected an error";
   } catch (const Error& error) {
-    EXPECT_EQ(error.kind(), ErrorKind::io);
+    EXPECT_EQ(error.kind(), ErrorKind::bad_input);  // the user handed a directory: bad input, exit code 2
     EXPECT_NE(error.message().find("directory"), std::string::npos) << error.what();
   }
 }
@@ -663,6 +664,77 @@ output: out.yaml
 
 // Law: for any text, parse_config returns or throws tunefuzz::Error of kind bad_input; no other exception
 // escapes. Checked on every prefix of the complete document and on seeded single-byte mutations of it.
+// Every numeric field has a range: a warp_size of 2^56 once passed `tune space` and crashed `tune compile`
+// (the occupancy arithmetic overflowed into a division by zero); sizes and budgets likewise.
+TEST(ConfigErrors, EveryNumberHasARange) {
+  const std::string limits_head =
+      "gpu: {name: G, arch: sm_90, limits: {shared_memory_per_block_optin: 232448, shared_memory_per_sm: "
+      "233472, registers_per_sm: 65536, sm_count: 132, ";
+  const std::string rest = "problems: [{name: a, m: 1, n: 1, k: 1, precision: bf16}]\n" + tail;
+  EXPECT_TRUE(fails_with(limits_head + "warp_size: 72057594037927936}}\n" + rest, 1, "gpu.limits.warp_size",
+                         "must be <= 1024"));
+  EXPECT_TRUE(fails_with(limits_head + "max_threads_per_sm: 4294967296}}\n" + rest, 1,
+                         "gpu.limits.max_threads_per_sm", "must be <="));
+  const std::string head = gpu_line + "problems:\n  - {name: a, n: 1, k: 1, precision: bf16, ";
+  EXPECT_TRUE(fails_with(head + "m: 2147483648}\n" + tail, 3, "problems[0].m", "must be <= 2147483647"));
+  EXPECT_TRUE(fails_with(gpu_line + "problems:\n  - {name: a, m: 2000000000, n: 2000000000, k: 1, precision: "
+                                    "bf16}\n" + tail,
+                         3, "problems[0]", "m x n (C)"));
+  const std::string problems = gpu_line + "problems: [{name: a, m: 1, n: 1, k: 1, precision: bf16}]\n" + tail;
+  EXPECT_TRUE(fails_with(problems + "budgets: {fuzz_workers: 100000}\n", 5, "budgets.fuzz_workers", "<= 256"));
+  EXPECT_TRUE(fails_with(problems + "budgets: {fuzz_cases: 10000000000}\n", 5, "budgets.fuzz_cases", "<="));
+  EXPECT_TRUE(fails_with(problems + "budgets: {candidate_timeout_s: 1e300}\n", 5, "budgets.candidate_timeout_s",
+                         "<= 604800"));
+}
+
+// A NUL byte, an unclosed quote and an alias bomb are named where they are, not taken for something else
+// ("unknown escape character", "missing required key 'arch'", minutes of work and bad_alloc).
+TEST(ConfigErrors, HostileYamlIsRefusedWhereItStands) {
+  EXPECT_TRUE(fails_with(gpu_line + std::string("seed: 1\0\n", 9), 2, "", "NUL byte"));
+  EXPECT_TRUE(fails_with("gpu: {name: G, arch: \"sm_90, limits: {}}\nproblems: []\n" + tail, 1, "",
+                         "never closed"));
+  std::string bomb = "x0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i < 10; ++i)
+    bomb += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) + ", *a" +
+            std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+            std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+            std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+  EXPECT_TRUE(fails_with(gpu_line + bomb + tail, 6, "", "more than 100000 nodes"));
+  // Found by tests/test_hostile.cpp: an alias inside its own anchor made a cyclic graph that `show --json`
+  // walked until the stack ran out.
+  EXPECT_TRUE(fails_with(gpu_line + "x: &x [*x]\n" + tail, 2, "", "a cycle"));
+}
+
+// A config file is read through one door: a directory, a fifo with no writer or an endless device is refused
+// at once, by type, instead of blocking forever or reading until memory runs out.
+TEST(ConfigErrors, OnlyARegularFileOfBoundedSizeIsRead) {
+  const std::filesystem::path fifo =
+      std::filesystem::temp_directory_path() / ("tunefuzz-fifo-" + std::to_string(::getpid()));
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::filesystem::path& odd : {fifo, std::filesystem::path("/dev/zero")}) {
+    try {
+      load_config(odd);
+      ADD_FAILURE() << "read " << odd;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.kind(), ErrorKind::bad_input) << error.what();
+      EXPECT_NE(error.message().find("not a regular file"), std::string::npos) << error.what();
+    }
+  }
+  std::filesystem::remove(fifo);
+  const std::filesystem::path big =
+      std::filesystem::temp_directory_path() / ("tunefuzz-big-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(big).put('#');
+  std::filesystem::resize_file(big, 5 << 20);
+  try {
+    load_config(big);
+    ADD_FAILURE() << "read a 5 MiB config";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.kind(), ErrorKind::bad_input);
+    EXPECT_NE(error.message().find("more than the 4 MiB"), std::string::npos) << error.what();
+  }
+  std::filesystem::remove(big);
+}
+
 TEST(ConfigErrors, NothingButErrorEverEscapes) {
   const std::string document = complete_document;
   auto check = [](const std::string& text) {

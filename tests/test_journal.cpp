@@ -1,10 +1,12 @@
 // Laws of the campaign journal: what was recorded is read back on resume; a line cut short by a kill is
-// ignored; a journal belongs to one config; started-but-unfinished steps are reported as interrupted.
+// ignored, any other damaged line is an error naming file, line and field; a journal belongs to one config;
+// started-but-unfinished steps are reported as interrupted, with how many campaigns in a row died on them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "tuner/campaign/journal.hpp"
 #include "tuner/common/error.hpp"
@@ -40,6 +42,8 @@ TEST_F(JournalTest, RecordedStepsAreReadBackOnResume) {
     Journal j = Journal::create(path_, "abc");
     YAML::Node fuzzed = event("fuzzed", "id", "cand/1");
     fuzzed["seed"] = 42;
+    fuzzed["result"]["passed"] = true;
+    fuzzed["result"]["cases_run"] = 3;
     fuzzed["result"]["message"] = "a \"quoted\"\nmulti-line: message";  // stays one line in the file
     j.record(event("fuzz_started", "id", "cand/1"));
     j.record(fuzzed);
@@ -52,8 +56,8 @@ TEST_F(JournalTest, RecordedStepsAreReadBackOnResume) {
   EXPECT_EQ((*j.fuzzed("cand/1"))["result"]["message"].as<std::string>(),
             "a \"quoted\"\nmulti-line: message");
   EXPECT_FALSE(j.fuzzed("cand/2").has_value());
-  EXPECT_EQ(j.interrupted_fuzz(), std::set<std::string>{"cand/2"});
-  EXPECT_EQ(j.interrupted_time(), std::set<std::string>{"p1"});
+  EXPECT_EQ(j.interrupted_fuzz(), (std::map<std::string, int>{{"cand/2", 1}}));
+  EXPECT_EQ(j.interrupted_time(), (std::map<std::string, int>{{"p1", 1}}));
   EXPECT_FALSE(j.timed("p1").has_value());
 }
 
@@ -66,7 +70,7 @@ TEST_F(JournalTest, ALineCutShortByAKillIsIgnored) {
       << "{event: fuzzed, id: \"cand/1\", result: {pas";  // the kill came here
   const Journal j = Journal::resume(path_, "abc");
   EXPECT_FALSE(j.fuzzed("cand/1").has_value());
-  EXPECT_EQ(j.interrupted_fuzz(), std::set<std::string>{"cand/1"});
+  EXPECT_EQ(j.interrupted_fuzz(), (std::map<std::string, int>{{"cand/1", 1}}));
 }
 
 TEST_F(JournalTest, AJournalBelongsToOneConfig) {
@@ -91,6 +95,57 @@ TEST_F(JournalTest, QuarantinesAreRemembered) {
     j.record(event("quarantined", "id", "cand/9"));
   }
   EXPECT_EQ(Journal::resume(path_, "abc").quarantined(), std::set<std::string>{"cand/9"});
+}
+
+// A campaign that died twice while the same candidate ran counts it twice; a verdict clears the count.
+TEST_F(JournalTest, InterruptionsInARowAreCounted) {
+  {
+    Journal j = Journal::create(path_, "abc");
+    j.record(event("fuzz_started", "id", "cand/1"));  // the campaign died here
+    j.record(event("fuzz_started", "id", "cand/1"));  // and here again, after a resume
+    j.record(event("fuzz_started", "id", "cand/2"));
+  }
+  EXPECT_EQ(Journal::resume(path_, "abc").interrupted_fuzz(),
+            (std::map<std::string, int>{{"cand/1", 2}, {"cand/2", 1}}));
+}
+
+// Damage that is not a kill's cut-short last line is an error naming the file, the line and the field, never
+// a yaml-cpp conversion error or "written for a different config".
+TEST_F(JournalTest, ADamagedJournalIsAnErrorNamingFileLineAndField) {
+  const auto error_of = [&](const std::string& text) -> std::string {
+    fs::create_directories(path_.parent_path());
+    std::ofstream(path_, std::ios::trunc) << text;
+    try {
+      Journal::resume(path_, "abc");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_input) << e.what();
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const std::string head = "{event: campaign, config_sha256: \"abc\"}\n";
+  EXPECT_EQ(error_of(head + "{event: fuzzed, id: \"c/1\", seed: 1, result: {passed: maybe, cases_run: 1}}\n" +
+                     "{event: fuzz_started, id: \"c/2\"}\n"),
+            path_.string() + ":2: result.passed: damaged journal line: field 'passed' has the wrong type");
+  EXPECT_NE(error_of(head + "{event: fuzzed, id: [1], seed: 1}\n").find(path_.string() + ":2: id:"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "{event: fuzzed, id: \"c/1\", seed: -1, result: {passed: true, cases_run: 1}}\n")
+                .find(path_.string() + ":2: result: damaged journal line"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "{event: fuzz_st\n{event: fuzz_started, id: \"c/2\"}\n")
+                .find(path_.string() + ":2"),
+            std::string::npos);
+  EXPECT_NE(error_of("").find("no campaign line"), std::string::npos);
+  EXPECT_NE(error_of("{event: fuzz_started, id: \"c/2\"}\n").find("no campaign line"), std::string::npos);
+  fs::remove(path_);
+  fs::create_directories(path_);
+  try {
+    Journal::resume(path_, "abc");
+    FAIL() << "resumed from a directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+    EXPECT_NE(std::string(e.what()).find("it is a directory"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

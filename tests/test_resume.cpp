@@ -3,8 +3,9 @@
 // candidate passes; timings are a function of the candidate id), so two campaigns give equal tables.
 //  - killed with SIGKILL at any moment and resumed (retrying what it died on), a campaign ends with the same
 //    table as one never interrupted, and no finished step is done twice;
-//  - resumed without --retry-quarantined, the candidates that were running when it died are quarantined:
-//    reported, not fuzzed, not timed.
+//  - a kill from outside proves nothing against the candidates that were running: resumed (without
+//    --retry-quarantined), they run again and the table is the uninterrupted one; only candidates running
+//    when the campaign died twice in a row are quarantined: reported, not fuzzed, not timed.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -166,10 +167,29 @@ TEST_F(Resume, FuzzRunStartsNoJobOnceItsBudgetIsSpent) {
   EXPECT_LT(seconds, 18) << "the round ran on past its budget";
 }
 
-TEST_F(Resume, TheCandidatesRunningWhenItDiedAreQuarantinedUnlessRetried) {
-  const fs::path table = root_ / "quarantine" / "smoke.yaml";
+// Killed once 0.5 s into fuzzing, a campaign once quarantined every candidate that was running and every row
+// of its table ended "(none)". A kill of the campaign says nothing about them: they run again.
+TEST_F(Resume, TheCandidatesRunningWhenItWasKilledRunAgain) {
+  const fs::path table = root_ / "killed-once" / "smoke.yaml";
   ::setenv("FAKE_STEP_S", "3", 1);  // every fuzz job is still running when the kill comes
   kill_after(start({"run", kConfig, "-o", table.string()}), 1.5);
+  ::setenv("FAKE_STEP_S", "0.3", 1);
+  const fs::path journal = fs::path(table).replace_extension(".journal");
+  ASSERT_TRUE(fs::exists(journal));
+  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume"})), 0);
+  const YAML::Node summary = YAML::LoadFile(fs::path(table).replace_extension(".stages.yaml").string());
+  EXPECT_EQ(summary["fuzz"]["quarantined"].as<int64_t>(0), 0) << YAML::Dump(summary["fuzz"]);
+  EXPECT_EQ(problems(table), reference_);
+  for (const auto& [event, count] : events(journal)) EXPECT_FALSE(event.starts_with("quarantined")) << event;
+}
+
+// A candidate the campaign died on twice in a row may be what takes it down: it is quarantined, and runs
+// again only when asked.
+TEST_F(Resume, TheCandidatesRunningWhenItDiedTwiceAreQuarantinedUnlessRetried) {
+  const fs::path table = root_ / "quarantine" / "smoke.yaml";
+  ::setenv("FAKE_STEP_S", "3", 1);  // every fuzz job is still running when each kill comes
+  kill_after(start({"run", kConfig, "-o", table.string()}), 1.5);
+  kill_after(start({"run", kConfig, "-o", table.string(), "--resume"}), 1.5);
   ::setenv("FAKE_STEP_S", "0.3", 1);
   ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume"})), 0);
   const YAML::Node summary = YAML::LoadFile(fs::path(table).replace_extension(".stages.yaml").string());

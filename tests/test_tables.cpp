@@ -108,6 +108,45 @@ TEST(Tables, AWrittenTableReadsBackRowForRow) {
   EXPECT_EQ(t.template_hashes.at("gemm_mma"), "abc");
 }
 
+// A table cut short once read as a smaller table: 96 of 183 line-boundary cuts of the H100 table loaded, a cut
+// to 2 of 26 rows passed `tune check`, a mid-line cut turned 616.74 TFLOP/s into 6. Every cut is an error now.
+TEST(Tables, EveryCutOfATableIsAnError) {
+  const std::string whole = read(kH100Table);
+  const fs::path file = fs::temp_directory_path() / ("tunefuzz-cut-" + std::to_string(::getpid()) + ".yaml");
+  std::vector<size_t> cuts;
+  for (size_t at = 0; at < whole.size(); at = whole.find('\n', at + 1)) {
+    if (at == std::string::npos) break;
+    cuts.push_back(at + 1);  // at a line boundary
+    cuts.push_back(at + 4);  // inside the next line
+  }
+  int checked = 0;
+  for (size_t i = 0; i < cuts.size(); i += 5) {  // a fifth of them: seconds under the sanitizers
+    if (cuts[i] >= whole.size() - 1) continue;
+    std::ofstream(file, std::ios::trunc) << whole.substr(0, cuts[i]);
+    ++checked;
+    try {
+      read_results_table(file);
+      ADD_FAILURE() << "a table cut at byte " << cuts[i] << " of " << whole.size() << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::bad_input) << e.what();
+      EXPECT_TRUE(std::string(e.what()).starts_with(file.string())) << e.what();
+    }
+  }
+  EXPECT_GT(checked, 100);
+  // A row taken out whole (a hand edit, or a merge gone wrong) disagrees with the end line's count.
+  std::string edited = whole;
+  const size_t row = edited.find("  - name: square_4096"), next = edited.find("  - name: square_6144");
+  edited.erase(row, next - row);
+  std::ofstream(file, std::ios::trunc) << edited;
+  try {
+    read_results_table(file);
+    ADD_FAILURE() << "a table missing a row was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("counts 26 problems but 25 were read"), std::string::npos) << e.what();
+  }
+  fs::remove(file);
+}
+
 TEST(Tables, DefectsNameTheFileLineAndField) {
   const std::string good = read(kH200Table);
   struct Case {

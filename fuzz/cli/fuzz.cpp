@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +20,8 @@
 #include <regex>
 #include <set>
 
+#include "fuzz/cli/fuzz_main.hpp"
+#include "tuner/backend/compiler_for.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
@@ -59,8 +62,22 @@ double parse_budget(const std::string& text) {
   if (!std::regex_match(text, m, format))
     throw Error(ErrorKind::bad_input, "--budget '" + text + "': expected a duration like 90s, 10m or 1h");
   const double value = std::stod(m[1]);
-  return m[2] == "h" ? value * 3600 : m[2] == "m" ? value * 60 : value;
+  const double seconds = m[2] == "h" ? value * 3600 : m[2] == "m" ? value * 60 : value;
+  if (!(seconds >= 1 && seconds <= 30 * 86400))
+    throw Error(ErrorKind::bad_input, "--budget '" + text + "': must be between 1s and 30 days");
+  return seconds;
 }
+
+// --seed: a decimal unsigned 64-bit integer (CLI11 alone would wrap -1 and saturate 2^64).
+const CLI::Validator kSeedText(
+    [](std::string& text) -> std::string {
+      uint64_t value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        return "expected an unsigned 64-bit integer (0 to 18446744073709551615), got '" + text + "'";
+      return {};
+    },
+    "UINT64");
 
 fs::path work_directory_for(const Options& o, const std::string& fallback) {
   const fs::path dir = o.work_directory.empty() ? fs::path(fallback) : fs::path(o.work_directory);
@@ -187,6 +204,8 @@ int command_run(const Options& o) {
 int command_replay(const Options& o) {
   const Reproducer r = read_reproducer(o.file);
   const Candidate candidate = parse_candidate_id(r.candidate);
+  // Everything the reproducer asks of the compiler is checked before a GPU is looked for.
+  compiler_for(GpuSpec{"", r.arch, {}, {o.file, 0, 0, "arch"}, {o.file, 0, 0, "arch"}});
   const fs::path work = work_directory_for(o, "fuzz-work");
   // The reproducer names the arch; the limits are this machine's (a replay has no config of its own).
   const ProbeOutcome probe = probe_device(work);
@@ -431,7 +450,7 @@ int command_mutants(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int tunefuzz::cli::fuzz_main(int argc, char** argv) {
   CLI::App app{"fuzz: fuzz kernel candidates against the oracle, replay failures, validate the fuzzer"};
   app.require_subcommand(1);
   Options o;
@@ -441,12 +460,13 @@ int main(int argc, char** argv) {
       app.add_subcommand("run", "fuzz every compiled candidate of a config until the budget is spent");
   run->add_option("config", o.config, "campaign config")->required();
   run->add_option("--budget", o.budget, "wall-clock budget: 90s, 10m, 1h (default 10m)");
-  run->add_option("--seed", o.seed, "base seed (default: the config's)")->each([&](const std::string&) {
-    o.seed_given = true;
-  });
-  run->add_option("--cases", o.cases, "cases per candidate and round (default: the config's fuzz_cases)");
+  run->add_option("--seed", o.seed, "base seed (default: the config's)")
+      ->check(kSeedText)
+      ->each([&](const std::string&) { o.seed_given = true; });
+  run->add_option("--cases", o.cases, "cases per candidate and round (default: the config's fuzz_cases)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   run->add_option("--work-dir", o.work_directory, "worker jobs, logs and reproducers (default: fuzz-work)");
-  run->add_option("-j,--jobs", o.jobs, "compiler threads");
+  run->add_option("-j,--jobs", o.jobs, "compiler threads")->check(CLI::Range(1, 1024));
   run->add_option("-o,--output", o.output, "report file (default: WORK/fuzz-run.yaml)");
   run->add_flag("--json", o.json, "print the report as one JSON document on standard output");
   run->add_flag("--huge", o.huge,
@@ -457,30 +477,35 @@ int main(int argc, char** argv) {
 
   CLI::App* replay = app.add_subcommand("replay", "run a reproducer's case again");
   replay->add_option("file", o.file, "reproducer file (reproducers/*.yaml)")->required();
-  replay->add_option("--sanitize", o.sanitize,
-                     "run under compute-sanitizer: memcheck, racecheck, synccheck, initcheck");
+  replay
+      ->add_option("--sanitize", o.sanitize,
+                   "run under compute-sanitizer: memcheck, racecheck, synccheck, initcheck")
+      ->check(CLI::IsMember({"memcheck", "racecheck", "synccheck", "initcheck"}));
   replay->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
 
   CLI::App* mutants = app.add_subcommand("mutants", "fuzz each injected bug; report which the fuzzer caught");
   mutants
       ->add_option("config", o.config, "campaign config (its space picks the point bugs are injected into)")
       ->required();
-  mutants->add_option("--cases", o.cases, "cases per mutant (default 200)");
+  mutants->add_option("--cases", o.cases, "cases per mutant (default 200)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   mutants->add_option("--template", o.template_name,
                       "the template whose bugs are injected (default: the first the config searches)");
   mutants->add_option("--timeout", o.timeout_s,
                       "seconds before a mutant's worker counts as hung (default: 600, or the config's "
                       "candidate_timeout_s if longer: huge cases take seconds each); a kernel that never "
-                      "returns is a hang after 30 s regardless");
-  mutants->add_option("--seed", o.seed, "seed (default: the config's)")->each([&](const std::string&) {
-    o.seed_given = true;
-  });
+                      "returns is a hang after 30 s regardless")
+      ->check(CLI::Range(1.0, 604800.0));
+  mutants->add_option("--seed", o.seed, "seed (default: the config's)")
+      ->check(kSeedText)
+      ->each([&](const std::string&) { o.seed_given = true; });
   mutants->add_option("-o,--output", o.output, "report file (default: WORK/mutants.yaml)");
   mutants->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
   mutants->add_option("--sanitize", o.sanitize,
                       "compute-sanitizer tool the mutants that survive the fuzz cases are replayed under, "
                       "after the unmutated candidate passes it: synccheck (default), racecheck, memcheck, "
-                      "initcheck, or none");
+                      "initcheck, or none")
+      ->check(CLI::IsMember({"synccheck", "racecheck", "memcheck", "initcheck", "none"}));
 
   try {
     app.parse(argc, argv);

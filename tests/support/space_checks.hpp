@@ -65,6 +65,27 @@ inline std::vector<std::string> failing(const Explanation& e) {
   return names;
 }
 
+/// The explanation of `assignment` in `space`. --explain refuses values below a parameter's minimum (zero and
+/// negative sizes); a config may still list them, and the `positive` rule prunes them there: such an
+/// assignment is explained as the one point of a space that lists exactly its values.
+inline Explanation explain_anywhere(const Space& space, const std::string& assignment) {
+  try {
+    return space.explain(assignment);
+  } catch (const Error& e) {
+    if (e.message().find("out of range") == std::string::npos) throw;
+  }
+  TemplateSearch search;
+  search.name = space.kernel_template().name;
+  for (size_t start = 0; start < assignment.size();) {
+    const size_t end = std::min(assignment.find(',', start), assignment.size());
+    const std::string part = assignment.substr(start, end - start);
+    const size_t eq = part.find('=');
+    search.space.push_back({part.substr(0, eq), {std::stoll(part.substr(eq + 1))}, {}});
+    start = end + 1;
+  }
+  return Space(space.kernel_template(), search, space.limits()).explain("");
+}
+
 /// The law "every constraint can be the one that fires": each of `breaks` (rule, assignment) is pruned by
 /// that rule and no other, every rule of the space's template has at least one, and none names a rule the
 /// template lacks.
@@ -77,7 +98,7 @@ inline void expect_every_rule_fires_alone(const Space& space,
     for (const auto& [name, assignment] : breaks) {
       if (name != c.name) continue;
       ++points;
-      const Explanation e = space.explain(assignment);
+      const Explanation e = explain_anywhere(space, assignment);
       EXPECT_FALSE(e.kept()) << assignment;
       EXPECT_EQ(failing(e), std::vector<std::string>{c.name}) << assignment;
     }

@@ -9,10 +9,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "tuner/common/hash.hpp"
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
 
 namespace tunefuzz {
 
@@ -20,6 +23,8 @@ namespace fs = std::filesystem;
 
 void write_file_atomically(const fs::path& path, const std::string& data) {
   static std::atomic<unsigned> counter{0};
+  // A rename would put a regular file in place of a device (`-o /dev/full`), fifo or directory.
+  require_writable_target(path, "output");
   if (path.has_parent_path()) fs::create_directories(path.parent_path());
   const fs::path temporary =
       path.string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
@@ -39,12 +44,26 @@ void write_file_atomically(const fs::path& path, const std::string& data) {
 }
 
 std::string read_whole_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, "cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path, "file", kImageByteLimit);
 }
+
+namespace {
+
+// The metadata's last line: a checksum of everything before it, so an edited register or spill count is
+// caught as damage like an edited image.
+constexpr const char* kMetadataChecksum = "# metadata_sha256: ";
+
+YAML::Node load_metadata(const fs::path& path) {
+  const std::string text = read_input_file(path, "cache metadata", kDocumentByteLimit);
+  const size_t last = text.rfind(kMetadataChecksum);
+  const std::string body = last == std::string::npos ? "" : text.substr(0, last);
+  const std::string stated = last == std::string::npos ? "" : text.substr(last + std::strlen(kMetadataChecksum));
+  if (last == std::string::npos || stated != sha256_hex(body) + "\n")
+    throw Error(ErrorKind::bad_input, "metadata checksum");
+  return load_yaml_text(body, path.string(), kDocumentNodeLimit);
+}
+
+}  // namespace
 
 KernelCache::KernelCache(fs::path directory) : directory_(std::move(directory)) {}
 
@@ -81,7 +100,7 @@ std::optional<CompiledKernel> KernelCache::load(
     return std::nullopt;
   };
   try {
-    const YAML::Node meta = YAML::LoadFile(meta_path.string());
+    const YAML::Node meta = load_metadata(meta_path);
     CompiledKernel kernel;
     kernel.key = meta["key"].as<std::string>();
     if (kernel.key != key) return damaged("it names another key");
@@ -114,6 +133,14 @@ std::optional<CompiledKernel> KernelCache::load(
 }
 
 void KernelCache::store(const CompiledKernel& kernel) const {
+  // Something else where an entry's file belongs (a directory put in place of the image) is cleared, so a
+  // damaged entry is repaired instead of being recompiled on every run.
+  for (const char* extension : {".cubin", ".ptx", ".log", ".yaml"}) {
+    const fs::path file = directory_ / (kernel.key + extension);
+    std::error_code error;
+    if (fs::exists(fs::symlink_status(file, error)) && !fs::is_regular_file(fs::symlink_status(file, error)))
+      fs::remove_all(file, error);
+  }
   write_file_atomically(image_path(kernel.key), kernel.image);
   write_file_atomically(directory_ / (kernel.key + ".ptx"), kernel.ptx);
   write_file_atomically(directory_ / (kernel.key + ".log"), kernel.log);
@@ -138,7 +165,9 @@ void KernelCache::store(const CompiledKernel& kernel) const {
   }
   out << YAML::EndMap;
   out << YAML::EndMap;
-  write_file_atomically(directory_ / (kernel.key + ".yaml"), std::string(out.c_str()) + "\n");
+  const std::string body = std::string(out.c_str()) + "\n";
+  write_file_atomically(directory_ / (kernel.key + ".yaml"),
+                        body + std::string(kMetadataChecksum) + sha256_hex(body) + "\n");
 }
 
 }  // namespace tunefuzz

@@ -1,5 +1,7 @@
 #include "tuner/backend/nvrtc_compiler.hpp"
 
+#include <algorithm>
+
 #include <nvrtc.h>
 
 #include <chrono>
@@ -63,9 +65,29 @@ std::string NvrtcCompiler::key(const CompileRequest& request) const {
   return request_key(kKeyFormat, version_, base_options(request.arch), request);
 }
 
+// The compute capabilities this NVRTC compiles for (e.g. 75 ... 121), asked once.
+const std::vector<int>& supported_archs() {
+  static const std::vector<int> archs = [] {
+    int count = 0;
+    std::vector<int> out;
+    if (nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return out;
+    out.resize(static_cast<size_t>(count));
+    if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS) out.clear();
+    return out;
+  }();
+  return archs;
+}
+
 void NvrtcCompiler::require_target(const std::string& arch) const {
   if (!valid_arch(arch))
     throw Error(ErrorKind::bad_input, "not a CUDA architecture: '" + arch + "' (expected e.g. sm_90)");
+  // A target NVRTC no longer (or not yet) compiles for is one error here, not an invalid option per candidate.
+  const std::vector<int>& archs = supported_archs();
+  const int number = std::stoi(arch.substr(3));
+  if (archs.empty() || std::find(archs.begin(), archs.end(), number) != archs.end()) return;
+  std::string list;
+  for (int a : archs) list += (list.empty() ? "sm_" : ", sm_") + std::to_string(a);
+  throw Error(ErrorKind::unsupported, version() + " cannot compile for " + arch + "; it supports " + list);
 }
 
 CompiledKernel NvrtcCompiler::compile(const CompileRequest& request) const {

@@ -1,6 +1,7 @@
 // Compiles every candidate on all cores, through the cache, and prunes on what only the compiler knows:
 // register spills, occupancy below the configured minimum, and PTX that lacks the instructions the template
 // means to use (a slower path; NVIDIA targets only: hiprtc hands out no assembly to look into).
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -183,8 +184,10 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
       progress.advance(out[members.front()].candidate.id());
     }
   };
-  const unsigned threads =
-      options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // No more threads than images to compile: a huge --jobs asks for parallelism, not for threads to spare.
+  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(
+      options.jobs > 0 ? static_cast<size_t>(options.jobs) : std::max(1u, std::thread::hardware_concurrency()),
+      1, std::max<size_t>(groups.size(), 1)));
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
   for (auto& thread : pool) thread.join();

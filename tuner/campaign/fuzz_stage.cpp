@@ -3,6 +3,7 @@
 // goes on with the next.
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -166,11 +167,13 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   std::filesystem::create_directories(options.work_directory);
   std::vector<FuzzedCandidate> out(todo.size());
 
-  // On resume: finished candidates come from the journal; those that were running when the campaign died
-  // (or were quarantined before) are quarantined, unless asked to retry them.
+  // On resume: finished candidates come from the journal; one that was running when the campaign died runs
+  // again (a kill from outside proves nothing against it), unless the campaign died while it ran twice in a
+  // row (or it was quarantined before): then it is quarantined, unless asked to retry it.
   Journal* journal = options.journal;
   std::vector<size_t> run;
-  const std::set<std::string> interrupted = journal ? journal->interrupted_fuzz() : std::set<std::string>{};
+  const std::map<std::string, int> interrupted =
+      journal ? journal->interrupted_fuzz() : std::map<std::string, int>{};
   const std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
   for (size_t i = 0; i < todo.size(); ++i) {
     const std::string id = todo[i]->candidate.id();
@@ -179,7 +182,9 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
         out[i] = from_journal(*todo[i], *event);
         continue;
       }
-      if (!options.retry_quarantined && (interrupted.count(id) || quarantined.count(id))) {
+      const auto died = interrupted.find(id);
+      const bool died_twice = died != interrupted.end() && died->second >= 2;
+      if (!options.retry_quarantined && (died_twice || quarantined.count(id))) {
         out[i].candidate = todo[i]->candidate;
         out[i].image = todo[i]->image;
         out[i].quarantined = true;

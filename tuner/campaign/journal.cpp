@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 
 #include "tuner/common/error.hpp"
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
+#include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
 
@@ -34,24 +38,78 @@ Journal Journal::resume(const fs::path& path, const std::string& config_sha256) 
                                           " (run without --resume to start the campaign)");
   Journal journal(path);
   journal.read();
-  if (journal.previous_.empty() || !journal.previous_.front()["config_sha256"] ||
-      journal.previous_.front()["config_sha256"].as<std::string>() != config_sha256)
+  if (journal.previous_.empty() || journal.previous_.front()["event"].Scalar() != "campaign" ||
+      !journal.previous_.front()["config_sha256"])
+    throw Error(ErrorKind::bad_input,
+                "the journal holds no campaign line (it is empty, or was not written by tune run); run "
+                "without --resume to start over",
+                {path.string(), 1, 0, ""});
+  if (journal.previous_.front()["config_sha256"].Scalar() != config_sha256)
     throw Error(ErrorKind::bad_input,
                 "the journal " + path.string() +
-                    " was written for a different config; run without --resume to start over");
+                    " was written for a different config; run without --resume to start over",
+                {path.string(), 1, 0, "config_sha256"});
   return journal;
 }
 
+namespace {
+
+/// Checks one event as the stages will read it, so that resuming never meets a wrong type later; throws
+/// Error{bad_input} naming the field.
+void check_event(const YAML::Node& event) {
+  const auto fail = [](const std::string& field, const std::string& why) {
+    throw Error(ErrorKind::bad_input, why, {"", 0, 0, field});
+  };
+  if (!event.IsMap()) fail("", "expected a map with an 'event' key");
+  if (!event["event"] || !event["event"].IsScalar()) fail("event", "expected the event's kind");
+  for (const char* key : {"id", "problem", "config_sha256"})
+    if (event[key] && !event[key].IsScalar()) fail(key, "expected a string");
+  const std::string kind = event["event"].Scalar();
+  for (const char* list : {"candidates", "quarantined"}) {
+    if (!event[list]) continue;
+    if (!event[list].IsSequence()) fail(list, "expected a list of candidate ids");
+    for (const YAML::Node& item : event[list])
+      if (!item.IsScalar()) fail(list, "expected a list of candidate ids");
+  }
+  try {
+    if (kind == "fuzzed") {
+      if (!event["id"]) fail("id", "missing");
+      event["seed"].as<uint64_t>();
+      fuzz_result_from_yaml(event["result"]);
+    }
+    if (kind == "timed") {
+      if (!event["problem"]) fail("problem", "missing");
+      time_result_from_yaml(event["timing"]);
+    }
+  } catch (const YAML::Exception& e) {
+    fail(kind == "fuzzed" ? "result" : "timing", "wrong type: " + e.msg);
+  } catch (const Error& e) {
+    const std::string inner = e.where().field;
+    fail((kind == "fuzzed" ? "result" : "timing") + (inner.empty() ? "" : "." + inner), e.message());
+  }
+}
+
+}  // namespace
+
 void Journal::read() {
-  std::ifstream in(path_);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
+  const std::string text = read_input_file(path_, "journal", kTableByteLimit);
+  size_t start = 0;
+  for (int line = 1; start < text.size(); ++line) {
+    const size_t newline = text.find('\n', start);
+    const bool last = newline == std::string::npos;
+    const std::string content = text.substr(start, last ? std::string::npos : newline - start);
+    start = last ? text.size() : newline + 1;
+    if (content.empty()) continue;
     try {
-      YAML::Node event = YAML::Load(line);
-      if (event.IsMap() && event["event"]) previous_.push_back(event);
-    } catch (const YAML::Exception&) {
-      // the last line of a campaign killed while writing it: that step did not finish
+      YAML::Node event = load_yaml_text(content, path_.string(), kDocumentNodeLimit);
+      check_event(event);
+      previous_.push_back(event);
+    } catch (const Error& e) {
+      // A kill leaves at most one cut-short line, the last, without its newline: that step did not finish.
+      if (last) break;
+      const std::string field = e.where().field;
+      throw Error(ErrorKind::bad_input, "damaged journal line: " + e.message(),
+                  {path_.string(), line, e.where().line > 1 ? 0 : e.where().column, field});
     }
   }
 }
@@ -81,13 +139,15 @@ std::optional<YAML::Node> last_event(const std::vector<YAML::Node>& events, cons
   return found;
 }
 
-std::set<std::string> started_not_finished(const std::vector<YAML::Node>& events, const char* started,
-                                           const char* finished, const char* key) {
-  std::set<std::string> open;
+// For each key started but not finished: how many times in a row it was started without finishing, i.e.
+// how many campaigns died while it ran.
+std::map<std::string, int> started_not_finished(const std::vector<YAML::Node>& events, const char* started,
+                                                const char* finished, const char* key) {
+  std::map<std::string, int> open;
   for (const YAML::Node& e : events) {
     const std::string kind = e["event"].as<std::string>();
     if (!e[key]) continue;
-    if (kind == started) open.insert(e[key].as<std::string>());
+    if (kind == started) ++open[e[key].as<std::string>()];
     if (kind == finished) open.erase(e[key].as<std::string>());
   }
   return open;
@@ -104,11 +164,11 @@ std::optional<YAML::Node> Journal::timed(const std::string& problem) const {
                     [&](const YAML::Node& e) { return e["problem"].as<std::string>() == problem; });
 }
 
-std::set<std::string> Journal::interrupted_fuzz() const {
+std::map<std::string, int> Journal::interrupted_fuzz() const {
   return started_not_finished(previous_, "fuzz_started", "fuzzed", "id");
 }
 
-std::set<std::string> Journal::interrupted_time() const {
+std::map<std::string, int> Journal::interrupted_time() const {
   return started_not_finished(previous_, "time_started", "timed", "problem");
 }
 
@@ -116,6 +176,15 @@ std::set<std::string> Journal::quarantined() const {
   std::set<std::string> out;
   for (const YAML::Node& e : previous_)
     if (e["event"].as<std::string>() == "quarantined" && e["id"]) out.insert(e["id"].as<std::string>());
+  return out;
+}
+
+std::vector<std::string> Journal::time_interruptions(const std::string& problem) const {
+  std::vector<std::string> out;
+  for (const YAML::Node& e : previous_)
+    if (e["event"].as<std::string>() == "time_interrupted" && e["problem"] && e["id"] &&
+        e["problem"].as<std::string>() == problem)
+      out.push_back(e["id"].as<std::string>());
   return out;
 }
 

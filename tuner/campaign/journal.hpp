@@ -7,7 +7,13 @@
 //   {event: fuzzed, id: ..., result: {...}}        its verdict (FuzzResult) and seed
 //   {event: time_started, problem: ...}            a problem went to a timing worker
 //   {event: timed, problem: ..., timing: {...}}    its timings (TimeResult)
-//   {event: quarantined, id: ..., stage: ...}      a candidate that was running when the campaign died
+//   {event: quarantined, id: ..., stage: ...}      a candidate running each time the campaign died, twice
+//   {event: time_interrupted, problem: ..., id: ...} the candidate a problem's timing was on when it died
+//
+// A campaign killed from outside says nothing about the candidates it was running: on resume they run again.
+// Only a candidate that was running when the campaign died twice in a row is quarantined (it may be what
+// takes the campaign down: a kernel that hangs the machine). Every line is checked on reading; a damaged line
+// other than a cut-short last one is an error naming the file and line.
 #pragma once
 
 #include <filesystem>
@@ -26,8 +32,8 @@ class Journal {
  public:
   /// Starts a new journal at `path` (replacing any), for the config whose text hashes to `config_sha256`.
   static Journal create(const std::filesystem::path& path, const std::string& config_sha256);
-  /// Reopens an existing journal to resume; throws Error{bad_input} if it is missing or belongs to another
-  /// config.
+  /// Reopens an existing journal to resume; throws Error{bad_input} if it is missing, not a regular file,
+  /// damaged (a line other than a cut-short last one), empty, or belongs to another config.
   static Journal resume(const std::filesystem::path& path, const std::string& config_sha256);
 
   /// Appends one event (thread-safe); the line reaches the file before this returns.
@@ -36,9 +42,12 @@ class Journal {
   /// The last `fuzzed` event of a candidate, from the journal as it was when reopened.
   std::optional<YAML::Node> fuzzed(const std::string& id) const;
   std::optional<YAML::Node> timed(const std::string& problem) const;
-  /// Candidates and problems that were started but never finished before the campaign died.
-  std::set<std::string> interrupted_fuzz() const;
-  std::set<std::string> interrupted_time() const;
+  /// Candidates and problems that were started but never finished before the campaign died, with how many
+  /// campaigns in a row died while they ran.
+  std::map<std::string, int> interrupted_fuzz() const;
+  std::map<std::string, int> interrupted_time() const;
+  /// The candidates named by `time_interrupted` events of `problem`, oldest first.
+  std::vector<std::string> time_interruptions(const std::string& problem) const;
   /// Candidates quarantined by an earlier resume.
   std::set<std::string> quarantined() const;
 

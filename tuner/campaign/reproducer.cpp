@@ -3,7 +3,11 @@
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/common/hash.hpp"
 
+#include <charconv>
 #include <map>
+
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
 
 namespace tunefuzz {
 
@@ -70,56 +74,86 @@ void write_reproducers(std::vector<FuzzedCandidate>& fuzzed, const fs::path& dir
 }
 
 Reproducer read_reproducer(const fs::path& file) {
-  const YAML::Node n = read_yaml(file);
-  const auto where = [&](const char* field) {
-    const YAML::Node node = n[field];
+  const YAML::Node n = load_yaml_file(file, "reproducer", kDocumentByteLimit, kDocumentNodeLimit);
+  if (!n.IsMap()) throw Error(ErrorKind::bad_input, "a reproducer is a YAML map", {file.string(), 1, 1, ""});
+  const auto where = [&](const std::string& field, const YAML::Node& node) {
     return SourceLocation{file.string(), node ? node.Mark().line + 1 : 0, node ? node.Mark().column + 1 : 0,
                           field};
   };
-  const auto text = [&](const char* field) {
-    if (!n[field] || !n[field].IsScalar())
-      throw Error(ErrorKind::bad_input, "missing or not a string", where(field));
-    return n[field].as<std::string>();
+  const auto fail = [&](const std::string& field, const std::string& why) {
+    throw Error(ErrorKind::bad_input, why, where(field, n[field.substr(0, field.find('.'))]));
   };
-  if (!n.IsMap()) throw Error(ErrorKind::bad_input, "a reproducer is a YAML map", {file.string(), 1, 1, ""});
-  if (text("format") != kReproducerFormat)
-    throw Error(ErrorKind::bad_input, "unknown format (expected " + std::string(kReproducerFormat) + ")",
-                where("format"));
+  const auto text = [&](const char* field, bool required) {
+    if (!n[field]) {
+      if (required) fail(field, "missing");
+      return std::string();
+    }
+    if (!n[field].IsScalar()) fail(field, "expected a string");
+    return n[field].Scalar();
+  };
+  if (text("format", true) != kReproducerFormat)
+    fail("format", "unknown format (expected " + std::string(kReproducerFormat) + ")");
   Reproducer r;
+  r.candidate = text("candidate", true);
+  Candidate candidate;
   try {
-    r.candidate = text("candidate");
-    parse_candidate_id(r.candidate);
+    candidate = parse_candidate_id(r.candidate);
   } catch (const Error& e) {
-    throw Error(ErrorKind::bad_input, e.message(), where("candidate"));
+    fail("candidate", e.message());
   }
-  r.arch = text("arch");
+  // The arch a replay compiles for: a target name (no options ride along) the template runs on.
+  r.arch = text("arch", true);
+  if (!is_arch_name(r.arch))
+    fail("arch", "invalid arch '" + r.arch + "' (expected e.g. sm_90 or gfx90a)");
   try {
-    r.failure.shrunk_case = case_from_yaml(n["case"]);
-    if (n["first_case"]) r.failure.first_case = case_from_yaml(n["first_case"]);
+    candidate.kernel_template->compile_arch(r.arch);
   } catch (const Error& e) {
-    throw Error(ErrorKind::bad_input, e.message(), where("case"));
-  } catch (const YAML::Exception& e) {
-    throw Error(ErrorKind::bad_input, e.msg, where("case"));
+    fail("arch", e.message());
   }
-  if (const YAML::Node f = n["failure"]; f && f.IsMap()) {
+  for (const char* field : {"case", "first_case"}) {
+    if (!n[field] && std::string(field) == "first_case") continue;
+    try {
+      const fuzz::CaseRecord record = case_from_yaml(n[field]);
+      (std::string(field) == "case" ? r.failure.shrunk_case : r.failure.first_case) = record;
+    } catch (const Error& e) {
+      const SourceLocation& inner = e.where();
+      throw Error(ErrorKind::bad_input, e.message(),
+                  inner.line > 0 ? SourceLocation{file.string(), inner.line, inner.column,
+                                                  std::string(field) + "." + inner.field}
+                                 : where(std::string(field) + (inner.field.empty() ? "" : "." + inner.field),
+                                         n[field]));
+    } catch (const YAML::Exception& e) {
+      fail(field, e.msg);
+    }
+  }
+  if (const YAML::Node f = n["failure"]) {
+    if (!f.IsMap()) fail("failure", "expected a map (class, subtype, message)");
     // Each field a string, or the reproducer is malformed (a map or a list where a string belongs).
     const auto scalar = [&](const char* field) {
       const YAML::Node value = f[field];
       if (!value) return std::string();
       if (!value.IsScalar())
-        throw Error(ErrorKind::bad_input, std::string("failure.") + field + " is not a string",
-                    where("failure"));
-      return value.as<std::string>();
+        throw Error(ErrorKind::bad_input, "expected a string", where(std::string("failure.") + field, value));
+      return value.Scalar();
     };
-    if (auto c = fuzz::parse_failure_class(scalar("class"))) r.failure.failure_class = *c;
+    const std::string name = scalar("class");
+    if (auto c = fuzz::parse_failure_class(name))
+      r.failure.failure_class = *c;
+    else if (!name.empty())
+      throw Error(ErrorKind::bad_input, "unknown failure class '" + name + "'", where("failure.class", f["class"]));
     r.failure.subtype = scalar("subtype");
     r.failure.message = scalar("message");
   }
-  r.seed = n["seed"] ? n["seed"].as<uint64_t>(0) : 0;
-  r.failure.reproduce = n["reproduce"] ? n["reproduce"].as<std::string>("") : "";
-  r.template_hash = n["template_hash"] ? n["template_hash"].as<std::string>("") : "";
-  r.card = n["card"] ? n["card"].as<std::string>("") : "";
-  r.driver = n["driver"] ? n["driver"].as<std::string>("") : "";
+  if (n["seed"]) {
+    const std::string seed = text("seed", false);
+    const auto [end, error] = std::from_chars(seed.data(), seed.data() + seed.size(), r.seed);
+    if (seed.empty() || error != std::errc() || end != seed.data() + seed.size())
+      fail("seed", "expected an unsigned 64-bit integer, got '" + seed + "'");
+  }
+  r.failure.reproduce = text("reproduce", false);
+  r.template_hash = text("template_hash", false);
+  r.card = text("card", false);
+  r.driver = text("driver", false);
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -170,15 +171,26 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
   std::filesystem::create_directories(options.work_directory);
   Journal* journal = options.journal;
   std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
-  const std::set<std::string> interrupted = journal ? journal->interrupted_time() : std::set<std::string>{};
+  const std::map<std::string, int> interrupted =
+      journal ? journal->interrupted_time() : std::map<std::string, int>{};
   std::vector<ProblemTiming> out;
   Progress progress("time", static_cast<int64_t>(problems.size()));
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& problem = problems[i];
     if (journal && interrupted.count(problem.name)) {
-      // The campaign died timing this problem: the candidate it was on is quarantined.
+      // The campaign died timing this problem: it is timed again. The candidate it was on is noted, and
+      // quarantined when the campaign had died on it the time before as well.
       const std::string culprit = interrupted_candidate(options.work_directory, i);
-      if (!culprit.empty() && !options.retry_quarantined && quarantined.insert(culprit).second) {
+      const std::vector<std::string> before = journal->time_interruptions(problem.name);
+      const bool again = !culprit.empty() && !before.empty() && before.back() == culprit;
+      if (!culprit.empty()) {
+        YAML::Node noted;
+        noted["event"] = "time_interrupted";
+        noted["problem"] = problem.name;
+        noted["id"] = culprit;
+        journal->record(noted);
+      }
+      if (again && !options.retry_quarantined && quarantined.insert(culprit).second) {
         YAML::Node event;
         event["event"] = "quarantined";
         event["id"] = culprit;

@@ -23,6 +23,28 @@ TableSet read_all(const std::vector<std::string>& files) {
   return all;
 }
 
+/// `text` safe for a terminal: control characters (a newline that would break the columns, an escape
+/// sequence) and bytes that are not UTF-8 are shown as \xNN.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t length = utf8_sequence_length(text, i);
+    if (length == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0) length = 0;  // C1 controls
+    if (length == 1 && c >= 0x20 && c != 0x7F) {
+      out += static_cast<char>(c);
+    } else if (length > 1) {
+      out.append(text, i, length);
+      i += length - 1;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
 std::string config_text(const TableWinner& w) {
   std::string out;
   const Candidate c = parse_candidate_id(w.id);
@@ -44,21 +66,23 @@ int show(const std::vector<std::string>& files, bool json) {
     return 0;
   }
   for (const ResultsTable& t : set.tables) {
-    std::printf("%s (%s, driver %s) — %s, commit %.12s, %s\n", t.gpu_name.c_str(), t.gpu_arch.c_str(),
-                t.driver.c_str(), t.file.c_str(), t.tool_commit.c_str(), t.date.c_str());
+    std::printf("%s (%s, driver %s) — %s, commit %.12s, %s\n", printable(t.gpu_name).c_str(),
+                printable(t.gpu_arch).c_str(), printable(t.driver).c_str(), printable(t.file.string()).c_str(),
+                printable(t.tool_commit).c_str(), printable(t.date).c_str());
     std::printf("  %-24s %-17s %-16s %-6s %9s %9s %7s  %s\n", "problem", "m x n x k", "types", "layout",
                 "TFLOP/s", "baseline", "ratio", "winner");
     for (const TableRow& row : t.rows) {
       const Problem& p = row.problem;
+      const std::string name = printable(p.name);
       const std::string shape = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
       const std::string types = std::string(to_string(p.input)) + "->" + to_string(p.output);
       const std::string layout = to_string(p.layout);
       if (row.winner)
-        std::printf("  %-24s %-17s %-16s %-6s %9.1f %9.1f %6.2fx  %s\n", p.name.c_str(), shape.c_str(),
+        std::printf("  %-24s %-17s %-16s %-6s %9.1f %9.1f %6.2fx  %s\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), row.winner->tflops, row.baseline_tflops,
-                    row.ratio_vs_baseline, config_text(*row.winner).c_str());
+                    row.ratio_vs_baseline, printable(config_text(*row.winner)).c_str());
       else
-        std::printf("  %-24s %-17s %-16s %-6s %9s %9.1f %7s  %s\n", p.name.c_str(), shape.c_str(),
+        std::printf("  %-24s %-17s %-16s %-6s %9s %9.1f %7s  %s\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), "-", row.baseline_tflops, "-", "(no candidate)");
     }
   }

@@ -8,9 +8,12 @@
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
 #include <CLI/CLI.hpp>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "tuner/backend/compiler.hpp"
 #include "tuner/backend/kernel_cache.hpp"
@@ -21,6 +24,8 @@
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/cli/table_commands.hpp"
+#include "tuner/cli/tune_main.hpp"
+#include "tuner/common/input_file.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
 #include "tuner/table/json.hpp"
@@ -140,7 +145,7 @@ int command_space(const Options& o) {
       }
     }
     if (explanations == 0)
-      throw Error(ErrorKind::bad_input, "cannot explain '" + o.explain + "': no template that " + o.config +
+      throw Error(ErrorKind::bad_input, "--explain '" + o.explain + "': no template that " + o.config +
                                             " searches has every parameter it names (NAME=INTEGER,...)");
     if (o.json) print_json(explained);
     return 0;
@@ -193,10 +198,34 @@ void print_table(const std::vector<ProblemTiming>& timings) {
   }
 }
 
+// A folder under the system's temporary directory for the GPU probe, removed with it: a run that finds no
+// GPU leaves nothing behind.
+struct ScratchDirectory {
+  fs::path path;
+  ScratchDirectory() {
+    std::string name = (fs::temp_directory_path() / "tunefuzz-probe-XXXXXX").string();
+    if (!::mkdtemp(name.data())) throw Error(ErrorKind::io, "cannot create a folder under " + name);
+    path = name;
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+};
+
+// The config's `output`, relative to the folder of the config file (not the working directory).
+fs::path output_of(const Config& config) {
+  if (config.output.is_absolute() || config.file.empty()) return config.output;
+  return config.file.parent_path() / config.output;
+}
+
 int command_run(Options o) {
   std::string work = o.work_directory;
   if (o.config.empty()) {
-    const ProbeOutcome probe = probe_device(work.empty() ? fs::path("tunefuzz-work") : fs::path(work));
+    const ScratchDirectory scratch;
+    const ProbeOutcome probe = probe_device(scratch.path);
     if (!probe.device)
       throw Error(ErrorKind::no_device, "no config given and no GPU to pick one for: " + probe.reason);
     const auto found = find_config_for(*probe.device);
@@ -211,13 +240,20 @@ int command_run(Options o) {
   const Config& config = prepared.config;
   const SpaceStage& stage = prepared.space;
   const auto& compiled = prepared.compiled;
-  const fs::path output = o.output.empty() ? config.output : fs::path(o.output);
+  const fs::path output = o.output.empty() ? output_of(config) : fs::path(o.output);
+  for (const fs::path& file : {output, stage_summary_path(output), journal_path(output)})
+    require_writable_target(file, "campaign's output");
   const fs::path work_directory = work.empty() ? fs::path(output.string() + ".work") : fs::path(work);
-  fs::create_directories(work_directory);
+  if (o.output.empty())
+    std::fprintf(stderr, "the table goes to %s (the config's output, relative to %s)\n", output.c_str(),
+                 config.file.parent_path().empty() ? "." : config.file.parent_path().c_str());
 
+  // Nothing is created before there is a GPU to produce something: the probe runs in a scratch folder.
   DeviceInfo device;
   try {
-    device = require_device(config, work_directory);
+    const ScratchDirectory scratch;
+    device = require_device(config, scratch.path);
+    fs::create_directories(work_directory);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
     if (o.json) {
@@ -304,8 +340,9 @@ int command_check(const Options& o) {
   }
   if (table.tool_version != tool_version())
     stale.push_back("tool version " + table.tool_version + " in the table, " + tool_version() + " here");
-  const ProbeOutcome probe =
-      probe_device(o.work_directory.empty() ? fs::path("tunefuzz-work") : fs::path(o.work_directory));
+  std::optional<ScratchDirectory> scratch;
+  if (o.work_directory.empty()) scratch.emplace();
+  const ProbeOutcome probe = probe_device(scratch ? scratch->path : fs::path(o.work_directory));
   if (probe.device) {
     if (probe.device->name != table.gpu_name)
       stale.push_back("card '" + table.gpu_name + "' in the table, '" + probe.device->name + "' here");
@@ -328,9 +365,10 @@ int command_check(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int tunefuzz::cli::tune_main(int argc, char** argv) {
   CLI::App app{"tune: find the fastest correct GPU kernel configuration per GPU and problem"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", tool_version() + " (commit " + tool_commit() + ")");
   Options o;
   for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
 
@@ -344,13 +382,13 @@ int main(int argc, char** argv) {
   CLI::App* compile = app.add_subcommand(
       "compile", "compile every kept candidate with NVRTC (sm_*) or hiprtc (gfx*); no GPU needed");
   compile->add_option("config", o.config, "campaign config")->required();
-  compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
+  compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)")->check(CLI::Range(1, 1024));
 
   CLI::App* run =
       app.add_subcommand("run", "compile, fuzz and time every candidate; write the results table");
   run->add_option("config", o.config, "campaign config (default: the shipped config for the detected GPU)");
   run->add_option("-o,--output", o.output, "results table (default: the config's output)");
-  run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)");
+  run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)")->check(CLI::Range(1, 1024));
   run->add_option("--work-dir", o.work_directory, "worker jobs and logs (default: OUTPUT.work)");
   run->add_flag("--no-sanitize", o.no_sanitize,
                 "write winners without replaying them under compute-sanitizer (rows then say sanitizers: [])");
@@ -393,7 +431,8 @@ int main(int argc, char** argv) {
   check->add_option("table", o.table, "results table (results/<gpu>.yaml)")->required();
   check->add_flag("--require-gpu", o.require_gpu,
                   "fail (exit 3) when there is no GPU to compare card and driver");
-  check->add_option("--work-dir", o.work_directory, "where the GPU probe writes (default: tunefuzz-work)");
+  check->add_option("--work-dir", o.work_directory,
+                    "where the GPU probe writes (default: a temporary folder, removed after)");
 
   try {
     app.parse(argc, argv);

@@ -3,7 +3,6 @@
 // line and column of the offending node and its dotted field path. Schema: docs/configs.md.
 #include "tuner/config/config.hpp"
 
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -18,6 +17,10 @@
 #include <sstream>
 #include <string_view>
 #include <system_error>
+#include <tuple>
+
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -137,10 +140,14 @@ int64_t read_integer(const Context& context, const Field& field) {
                           : static_cast<int64_t>(parsed->magnitude);
 }
 
-int64_t read_integer_at_least(const Context& context, const Field& field, int64_t minimum) {
+/// An integer in [minimum, maximum]: every numeric field has a range, so no figure downstream overflows.
+int64_t read_integer_in(const Context& context, const Field& field, int64_t minimum, int64_t maximum) {
   const int64_t value = read_integer(context, field);
   if (value < minimum) {
     fail(context, field, "must be >= " + std::to_string(minimum) + ", got " + std::to_string(value));
+  }
+  if (value > maximum) {
+    fail(context, field, "must be <= " + std::to_string(maximum) + ", got " + std::to_string(value));
   }
   return value;
 }
@@ -338,19 +345,21 @@ struct LimitKey {
   int64_t GpuLimits::*member;
   bool required;
   int64_t minimum;
+  int64_t maximum;  ///< far above any GPU, low enough that the occupancy arithmetic cannot overflow
 };
 
+constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr LimitKey limit_keys[] = {
-    {"shared_memory_per_block_optin", &GpuLimits::shared_memory_per_block_optin, true, 1},
-    {"shared_memory_per_sm", &GpuLimits::shared_memory_per_sm, true, 1},
-    {"registers_per_sm", &GpuLimits::registers_per_sm, true, 1},
-    {"sm_count", &GpuLimits::sm_count, true, 1},
-    {"shared_memory_reserved_per_block", &GpuLimits::shared_memory_reserved_per_block, false, 0},
-    {"max_registers_per_thread", &GpuLimits::max_registers_per_thread, false, 1},
-    {"max_threads_per_block", &GpuLimits::max_threads_per_block, false, 1},
-    {"max_threads_per_sm", &GpuLimits::max_threads_per_sm, false, 1},
-    {"max_blocks_per_sm", &GpuLimits::max_blocks_per_sm, false, 1},
-    {"warp_size", &GpuLimits::warp_size, false, 1},
+    {"shared_memory_per_block_optin", &GpuLimits::shared_memory_per_block_optin, true, 1, kGiB},
+    {"shared_memory_per_sm", &GpuLimits::shared_memory_per_sm, true, 1, kGiB},
+    {"registers_per_sm", &GpuLimits::registers_per_sm, true, 1, int64_t{1} << 24},
+    {"sm_count", &GpuLimits::sm_count, true, 1, int64_t{1} << 16},
+    {"shared_memory_reserved_per_block", &GpuLimits::shared_memory_reserved_per_block, false, 0, kGiB},
+    {"max_registers_per_thread", &GpuLimits::max_registers_per_thread, false, 1, int64_t{1} << 16},
+    {"max_threads_per_block", &GpuLimits::max_threads_per_block, false, 1, int64_t{1} << 16},
+    {"max_threads_per_sm", &GpuLimits::max_threads_per_sm, false, 1, int64_t{1} << 20},
+    {"max_blocks_per_sm", &GpuLimits::max_blocks_per_sm, false, 1, int64_t{1} << 16},
+    {"warp_size", &GpuLimits::warp_size, false, 1, 1024},
 };
 
 /// The limits of a GPU of `arch`. The defaults are NVIDIA's; an AMD target must state its wavefront width
@@ -363,7 +372,7 @@ GpuLimits read_limits(const Context& context, const Field& field, std::string_vi
   for (const LimitKey& limit : limit_keys) {
     const bool required = limit.required || (limit.key == "warp_size" && is_amd_arch(arch));
     const std::optional<Field> value = required ? section.require(limit.key) : section.find(limit.key);
-    if (value) limits.*limit.member = read_integer_at_least(context, *value, limit.minimum);
+    if (value) limits.*limit.member = read_integer_in(context, *value, limit.minimum, limit.maximum);
   }
   return limits;
 }
@@ -433,6 +442,10 @@ Layout read_layout(const Context& context, const Field& field) {
   return *layout;
 }
 
+/// A dimension fits cuBLAS's int; an operand's element count stays below 2^40 so byte counts cannot overflow.
+constexpr int64_t kMaxDimension = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
 /// Problem names seen so far, with where each was first given.
 using NameRegistry = std::map<std::string, SourceLocation>;
 
@@ -454,9 +467,16 @@ Problem read_problem(const Context& context, const Field& field, NameRegistry& n
              std::to_string(first->second.line) + ")");
   }
   names.emplace(problem.name, problem.where);
-  problem.m = read_integer_at_least(context, section.require("m"), 1);
-  problem.n = read_integer_at_least(context, section.require("n"), 1);
-  problem.k = read_integer_at_least(context, section.require("k"), 1);
+  problem.m = read_integer_in(context, section.require("m"), 1, kMaxDimension);
+  problem.n = read_integer_in(context, section.require("n"), 1, kMaxDimension);
+  problem.k = read_integer_in(context, section.require("k"), 1, kMaxDimension);
+  for (const auto& [a, b, names] : {std::tuple{problem.m, problem.k, "m x k (A)"},
+                                    std::tuple{problem.k, problem.n, "k x n (B)"},
+                                    std::tuple{problem.m, problem.n, "m x n (C)"}})
+    if (a * b > kMaxElements)
+      fail(context, field,
+           std::string("an operand of ") + names + " = " + std::to_string(a * b) + " elements is more than " +
+               std::to_string(kMaxElements) + " (2^40)");
   problem.input = read_input_precision(context, section.require("precision"));
   const std::optional<Field> output = section.find("output");
   problem.output =
@@ -527,7 +547,7 @@ Pruning read_pruning(const Context& context, const Field& field) {
   const Section section(context, field, std::vector<std::string_view>{"min_blocks_per_sm", "allow_spills"});
   Pruning pruning;
   if (auto value = section.find("min_blocks_per_sm")) {
-    pruning.min_blocks_per_sm = read_integer_at_least(context, *value, 1);
+    pruning.min_blocks_per_sm = read_integer_in(context, *value, 1, int64_t{1} << 16);
   }
   if (auto value = section.find("allow_spills")) pruning.allow_spills = read_bool(context, *value);
   return pruning;
@@ -539,23 +559,25 @@ Budgets read_budgets(const Context& context, const Field& field) {
       std::vector<std::string_view>{"fuzz_cases", "timing_warmup", "timing_repeats", "timing_screen_repeats",
                                     "timing_finalists", "candidate_timeout_s", "fuzz_workers"});
   Budgets budgets;
-  if (auto value = section.find("fuzz_cases")) budgets.fuzz_cases = read_integer_at_least(context, *value, 1);
+  if (auto value = section.find("fuzz_cases")) budgets.fuzz_cases = read_integer_in(context, *value, 1, 1'000'000'000);
   if (auto value = section.find("timing_warmup")) {
-    budgets.timing_warmup = read_integer_at_least(context, *value, 0);
+    budgets.timing_warmup = read_integer_in(context, *value, 0, 1'000'000);
   }
   if (auto value = section.find("timing_repeats")) {
-    budgets.timing_repeats = read_integer_at_least(context, *value, 1);
+    budgets.timing_repeats = read_integer_in(context, *value, 1, 1'000'000);
   }
   if (auto value = section.find("candidate_timeout_s")) {
     budgets.candidate_timeout_s = read_finite_number(context, *value);
     if (budgets.candidate_timeout_s <= 0) fail(context, *value, "must be > 0, got " + value->node.Scalar());
+    if (budgets.candidate_timeout_s > 604800)
+      fail(context, *value, "must be <= 604800 (a week), got " + value->node.Scalar());
   }
   if (auto value = section.find("fuzz_workers"))
-    budgets.fuzz_workers = read_integer_at_least(context, *value, 1);
+    budgets.fuzz_workers = read_integer_in(context, *value, 1, 256);
   if (auto value = section.find("timing_screen_repeats"))
-    budgets.timing_screen_repeats = read_integer_at_least(context, *value, 1);
+    budgets.timing_screen_repeats = read_integer_in(context, *value, 1, 1'000'000);
   if (auto value = section.find("timing_finalists"))
-    budgets.timing_finalists = read_integer_at_least(context, *value, 0);
+    budgets.timing_finalists = read_integer_in(context, *value, 0, 10'000);
   return budgets;
 }
 
@@ -575,52 +597,12 @@ Config read_config(const Context& context, const YAML::Node& root) {
   return config;
 }
 
-/// Notes where each document's root node is and ignores everything else.
-class DocumentCounter : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark&) override { starting_ = true; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { root(mark); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { root(mark); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
-    root(mark);
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    root(mark);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    root(mark);
-  }
-  void OnMapEnd() override {}
-  std::vector<YAML::Mark> marks;
-
- private:
-  void root(const YAML::Mark& mark) {
-    if (starting_) marks.push_back(mark);
-    starting_ = false;
-  }
-  bool starting_ = false;
-};
-
-/// The one document of the text; an empty text or a second document is an error. Not YAML::LoadAll: on some
-/// malformed input (an unclosed parenthesis in a plain scalar, found by tests/test_tables.cpp) the LoadAll of
-/// yaml-cpp 0.7 never stops producing empty documents and eats all memory. The parser is asked for at most
-/// two.
+/// The one document of the text (load_yaml_text: one document, bounded size); an empty text is an error.
 YAML::Node load_document(const Context& context, const std::string& text) {
-  const YAML::Node document = YAML::Load(text);
+  const YAML::Node document = load_yaml_text(text, context.file, kDocumentNodeLimit);
   if (document.IsNull()) {
     fail(SourceLocation{context.file, 1, 1, ""},
          "empty config: expected a map with at least the keys gpu, problems, templates and output");
-  }
-  std::istringstream stream(text);
-  YAML::Parser parser(stream);
-  DocumentCounter counter;
-  if (parser.HandleNextDocument(counter) && parser.HandleNextDocument(counter) && counter.marks.size() > 1) {
-    fail(locate(context, counter.marks[1], ""),
-         "a config is one YAML document, found a second one (remove the '---' separator)");
   }
   return document;
 }
@@ -635,6 +617,10 @@ bool is_amd_arch(std::string_view arch) {
     if (!is_digit(arch[i])) return false;
   }
   return is_digit(arch.back()) || (arch.back() >= 'a' && arch.back() <= 'z');
+}
+
+bool is_arch_name(std::string_view arch) {
+  return is_arch(arch);
 }
 
 Config parse_config(const std::string& text, const std::string& file_name) {
@@ -653,21 +639,7 @@ Config parse_config(const std::string& text, const std::string& file_name) {
 }
 
 Config load_config(const std::filesystem::path& file) {
-  std::error_code error;
-  if (std::filesystem::is_directory(file, error)) {
-    throw Error(ErrorKind::io, "cannot read config file '" + file.string() + "': it is a directory");
-  }
-  errno = 0;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    const int saved = errno;
-    throw Error(ErrorKind::io, "cannot open config file '" + file.string() +
-                                   "': " + (saved != 0 ? std::strerror(saved) : "unknown error"));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(ErrorKind::io, "cannot read config file '" + file.string() + "'");
-  Config config = parse_config(text.str(), file.string());
+  Config config = parse_config(read_input_file(file, "config file", kDocumentByteLimit), file.string());
   config.file = file;
   return config;
 }

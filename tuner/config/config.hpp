@@ -41,6 +41,8 @@ struct GpuSpec {
 /// True for an AMD target name: `gfx` and 3 or 4 characters, digits but for a last one that may be a
 /// lower-case letter (`gfx908`, `gfx90a`, `gfx1100`). The config loader accepts these and `sm_*` names.
 bool is_amd_arch(std::string_view arch);
+/// Whether `arch` names a GPU target: sm_ followed by digits and an optional 'a', or an AMD target.
+bool is_arch_name(std::string_view arch);
 
 /// One GEMM to tune: C (m×n) = alpha · A (m×k) · B (k×n) + beta · C.
 struct Problem {

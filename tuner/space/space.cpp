@@ -2,9 +2,22 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
+#include <optional>
 #include <set>
 
 namespace tunefuzz {
+
+namespace {
+
+/// Why `value` is outside the parameter's range [minimum, kMaxParameterValue], or nullopt.
+std::optional<std::string> out_of_range(const ParameterDecl& decl, int64_t value) {
+  if (value >= decl.minimum && value <= kMaxParameterValue) return std::nullopt;
+  return decl.name + "=" + std::to_string(value) + " is out of range: " + decl.name + " takes " +
+         std::to_string(decl.minimum) + " to " + std::to_string(kMaxParameterValue);
+}
+
+}  // namespace
 
 bool Explanation::kept() const {
   return std::all_of(verdicts.begin(), verdicts.end(), [](const auto& v) { return v.second; });
@@ -22,9 +35,17 @@ Space::Space(const KernelTemplate& kernel_template, const TemplateSearch& search
                   given.where);
     }
     std::set<int64_t> seen;
-    for (int64_t value : given.values)
+    for (int64_t value : given.values) {
       if (!seen.insert(value).second)
         throw Error(ErrorKind::bad_input, "value " + std::to_string(value) + " is listed twice", given.where);
+      // Zero and negative values are the `positive` and switch rules' to prune and explain; beyond the
+      // bound no formula is safe from overflow.
+      if (value < -kMaxParameterValue || value > kMaxParameterValue)
+        throw Error(ErrorKind::bad_input,
+                    given.name + "=" + std::to_string(value) + " is out of range: values lie within +-" +
+                        std::to_string(kMaxParameterValue),
+                    given.where);
+    }
   }
   for (const ParameterDecl& decl : kernel_template.parameters) {
     std::vector<int64_t> values = {decl.default_value};
@@ -32,11 +53,22 @@ Space::Space(const KernelTemplate& kernel_template, const TemplateSearch& search
       if (given.name == decl.name) values = given.values;
     axes_.emplace_back(decl.name, std::move(values));
   }
+  if (size() > kMaxSpacePoints)
+    throw Error(ErrorKind::bad_input,
+                "the space of " + kernel_template.name + " has " +
+                    (size() == std::numeric_limits<int64_t>::max() ? "more than 2^63" : std::to_string(size())) +
+                    " points, more than the " + std::to_string(kMaxSpacePoints) +
+                    " one search may enumerate; list fewer values",
+                search.where);
 }
 
 int64_t Space::size() const {
   int64_t n = 1;
-  for (const auto& [name, values] : axes_) n *= static_cast<int64_t>(values.size());
+  for (const auto& [name, values] : axes_) {
+    const auto count = static_cast<int64_t>(values.size());
+    if (n > std::numeric_limits<int64_t>::max() / count) return std::numeric_limits<int64_t>::max();
+    n *= count;
+  }
   return n;
 }
 
@@ -72,7 +104,10 @@ Explanation Space::explain(const std::string& assignment) const {
   for (size_t a = 0; a < axes_.size(); ++a)
     values.emplace_back(axes_[a].first, axes_[a].second.size() == 1 ? axes_[a].second.front()
                                                                     : template_->parameters[a].default_value);
+  std::set<std::string> named;
   size_t start = 0;
+  if (assignment.ends_with(","))
+    throw Error(ErrorKind::bad_input, "cannot read '" + assignment + "' in --explain: it ends with a comma");
   while (start < assignment.size()) {
     size_t end = assignment.find(',', start);
     if (end == std::string::npos) end = assignment.size();
@@ -89,6 +124,10 @@ Explanation Space::explain(const std::string& assignment) const {
                                             "' in --explain: expected NAME=INTEGER with NAME a "
                                             "parameter of " +
                                             template_->name);
+    if (!named.insert(name).second)
+      throw Error(ErrorKind::bad_input, "--explain names " + name + " twice; give each parameter once");
+    if (const auto why = out_of_range(*template_->parameter(name), value))
+      throw Error(ErrorKind::bad_input, "--explain " + *why);
     it->second = value;
     start = end + 1;
   }

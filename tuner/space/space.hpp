@@ -12,6 +12,9 @@
 
 namespace tunefuzz {
 
+/// Most points one template search may enumerate (the product of its value lists' lengths).
+inline constexpr int64_t kMaxSpacePoints = 1'000'000;
+
 /// How many points one constraint pruned (each pruned point is counted under the first rule it breaks).
 struct PruneCount {
   std::string constraint;
@@ -44,10 +47,13 @@ class Space {
   Space(const KernelTemplate& kernel_template, const TemplateSearch& search, const GpuLimits& limits);
 
   const KernelTemplate& kernel_template() const { return *template_; }
+  const GpuLimits& limits() const { return limits_; }
   /// Number of points before pruning.
   int64_t size() const;
   SpaceReport prune() const;
-  /// `assignment` is `NAME=VALUE,...`; parameters it leaves out take the template default.
+  /// `assignment` is `NAME=VALUE,...`; parameters it leaves out take the template default. A parameter named
+  /// twice, or a value below the parameter's minimum (0 or 1) or above kMaxParameterValue, is Error{bad_input}
+  /// naming it (a config may still list such values: the `positive` and switch rules prune them).
   Explanation explain(const std::string& assignment) const;
 
  private:

@@ -5,6 +5,7 @@
 #include "tuner/table/export.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <sstream>
 
@@ -126,13 +127,20 @@ Parameters winner_parameters(const TableWinner& winner) {
   return out;
 }
 
+/// An int64_t as a C++ expression of that value: -2^63 has no literal (9223372036854775808 does not fit, so
+/// `-9223372036854775808` is rejected), so it is written as a difference.
+std::string cpp_integer(int64_t value) {
+  if (value == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807 - 1)";
+  return std::to_string(value);
+}
+
 /// `{{{"BM", 128}, ...}}` padded with empty entries to `width`.
 std::string parameters_literal(const Parameters& parameters, size_t width) {
   std::string out = "{{";
   for (size_t i = 0; i < width; ++i) {
     out += i ? ", " : "";
     out += i < parameters.size()
-               ? "{" + cpp_string(parameters[i].first) + ", " + std::to_string(parameters[i].second) + "}"
+               ? "{" + cpp_string(parameters[i].first) + ", " + cpp_integer(parameters[i].second) + "}"
                : std::string("{\"\", 0}");
   }
   return out + "}}";

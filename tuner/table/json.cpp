@@ -6,11 +6,43 @@
 
 namespace tunefuzz {
 
+size_t utf8_sequence_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t at) { return at < text.size() ? static_cast<unsigned char>(text[at]) : 0u; };
+  const unsigned lead = byte(i);
+  if (lead < 0x80) return 1;
+  const auto continuation = [&](size_t at, unsigned low = 0x80, unsigned high = 0xBF) {
+    return byte(at) >= low && byte(at) <= high;
+  };
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(i + 1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    const unsigned low = lead == 0xE0 ? 0xA0 : 0x80, high = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(i + 1, low, high) && continuation(i + 2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    const unsigned low = lead == 0xF0 ? 0x90 : 0x80, high = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(i + 1, low, high) && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
 namespace {
 
+// A JSON string is valid UTF-8 whatever the text holds: a byte that is not part of a well-formed sequence
+// becomes U+FFFD (a table's problem name read from a file need not be UTF-8).
 std::string quoted(const std::string& text) {
   std::string out = "\"";
-  for (const unsigned char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const size_t length = utf8_sequence_length(text, i);
+      if (length == 0) {
+        out += "\\ufffd";
+      } else {
+        out.append(text, i, length);
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         out += "\\\"";

@@ -21,6 +21,8 @@
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/campaign/journal.hpp"
 #include "tuner/common/error.hpp"
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
 #include "tuner/table/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/templates/kernel_template.hpp"
@@ -306,7 +308,7 @@ std::string funnel_section(const fs::path& table) {
   if (!fs::exists(path))
     return out + note("no stage summary beside the table (" + path.string() + ")") + "</section>\n";
   try {
-    const YAML::Node summary = YAML::LoadFile(path.string());
+    const YAML::Node summary = read_yaml(path);
     if (!summary.IsMap() || !summary["space"] || !summary["candidates"])
       return out + note("the stage summary " + path.string() + " has no stage counts") + "</section>\n";
     out += "<p>From " + escape(path.filename().string()) +
@@ -315,6 +317,8 @@ std::string funnel_section(const fs::path& table) {
   } catch (const YAML::Exception& e) {
     return out + note("the stage summary " + path.string() + " could not be read: " + e.what()) +
            "</section>\n";
+  } catch (const Error& e) {
+    return out + note("the stage summary could not be read: " + std::string(e.what())) + "</section>\n";
   }
 }
 
@@ -333,15 +337,22 @@ struct Heatmap {
 
 /// The last `timed` event of `problem` in the journal (lines that do not parse are skipped, as on resume).
 std::optional<YAML::Node> timed_event(const fs::path& journal, const std::string& problem) {
-  std::ifstream in(journal);
   std::optional<YAML::Node> found;
+  std::string text;
+  try {
+    text = read_input_file(journal, "journal", kTableByteLimit);
+  } catch (const Error&) {
+    return found;  // no journal, or not one that can be read: the heatmap says so
+  }
+  std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     try {
-      const YAML::Node event = YAML::Load(line);
+      const YAML::Node event = load_yaml_text(line, journal.string(), kDocumentNodeLimit);
       if (event.IsMap() && event["event"] && event["event"].Scalar() == "timed" && event["problem"] &&
           event["problem"].Scalar() == problem)
         found = event;
     } catch (const YAML::Exception&) {
+    } catch (const Error&) {
     }
   }
   return found;

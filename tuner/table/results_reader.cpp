@@ -2,10 +2,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/templates/kernel_template.hpp"
 
@@ -157,12 +161,58 @@ ResultsTable parse_results_table(const std::string& text, const std::string& fil
   return parse_results_table_node(root, file_name, "");
 }
 
+namespace {
+
+/// The number the end line `# end: N problems` states, and the 1-based line it is on; nullopt without one.
+std::optional<std::pair<int64_t, int>> end_line_rows(const std::string& text) {
+  size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r')) --end;
+  const size_t start = text.rfind('\n', end == 0 ? 0 : end - 1);
+  const std::string last = text.substr(start == std::string::npos ? 0 : start + 1,
+                                       end - (start == std::string::npos ? 0 : start + 1));
+  static const std::string prefix = "# end: ", suffix = " problems";
+  if (!last.starts_with(prefix) || !last.ends_with(suffix) || last.size() <= prefix.size() + suffix.size())
+    return std::nullopt;
+  const std::string digits = last.substr(prefix.size(), last.size() - prefix.size() - suffix.size());
+  int64_t rows = 0;
+  const auto [ptr, error] = std::from_chars(digits.data(), digits.data() + digits.size(), rows);
+  if (error != std::errc() || ptr != digits.data() + digits.size() || rows < 0) return std::nullopt;
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(end), '\n'));
+  return std::pair{rows, line};
+}
+
+}  // namespace
+
+YAML::Node load_table_file(const std::filesystem::path& file, int64_t& rows) {
+  const std::string text = read_input_file(file, "results table", kTableByteLimit);
+  const YAML::Node root = load_yaml_text(text, file.string(), kTableNodeLimit);
+  const auto end = end_line_rows(text);
+  if (!end) {
+    const int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    throw Error(ErrorKind::bad_input,
+                "the table is cut short or damaged: a table tune writes ends with the line '# end: N "
+                "problems', and this one ends at line " +
+                    std::to_string(lines) + " without it",
+                {file.string(), lines, 0, ""});
+  }
+  rows = end->first;
+  return root;
+}
+
+void check_row_count(const std::filesystem::path& file, int64_t rows, int64_t read) {
+  if (rows != read)
+    throw Error(ErrorKind::bad_input,
+                "the table's end line counts " + std::to_string(rows) + " problems but " +
+                    std::to_string(read) + " were read: rows are missing or were added by hand",
+                {file.string(), 0, 0, "problems"});
+}
+
 ResultsTable read_results_table(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, "cannot read results table " + file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_results_table(text.str(), file.string());
+  int64_t rows = 0;
+  const YAML::Node root = load_table_file(file, rows);
+  ResultsTable table = parse_results_table_node(root, file.string(), "");
+  check_row_count(file, rows, static_cast<int64_t>(table.rows.size()));
+  return table;
 }
 
 }  // namespace tunefuzz

@@ -41,7 +41,14 @@ struct ResultsTable {
   std::vector<TableRow> rows;
 };
 
+/// Reads a table file (a regular file within kTableByteLimit). It must end with the end line the tool writes
+/// (`# end: N problems`, yaml_end_line) and hold N rows: a table cut short is an error, not fewer rows.
 ResultsTable read_results_table(const std::filesystem::path& file);
+/// The text of a table or collection file, parsed, after the checks above but the row count; the count the
+/// end line states is returned in `rows`.
+YAML::Node load_table_file(const std::filesystem::path& file, int64_t& rows);
+/// Throws Error{bad_input} when `rows` (what the end line states) differs from `read` (rows found).
+void check_row_count(const std::filesystem::path& file, int64_t rows, int64_t read);
 /// The same from text; `file_name` is used in error messages.
 ResultsTable parse_results_table(const std::string& text, const std::string& file_name);
 /// The same from a parsed node found at `path` (e.g. `tables[1]`) of `file_name`.

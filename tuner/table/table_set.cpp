@@ -1,19 +1,14 @@
 #include "tuner/table/table_set.hpp"
 
+#include "tuner/table/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
 
 namespace tunefuzz {
 
-TableSet read_table_set(const std::filesystem::path& file) {
-  const std::string name = file.string();
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(name);
-  } catch (const YAML::BadFile&) {
-    throw Error(ErrorKind::io, "cannot read results table " + name);
-  } catch (const YAML::Exception& e) {
-    throw Error(ErrorKind::bad_input, e.msg, {name, e.mark.line + 1, e.mark.column + 1, ""});
-  }
+namespace {
+
+// The tables of a parsed file: one, or a collection's list.
+TableSet read_documents(const YAML::Node& root, const std::string& name) {
   TableSet set;
   try {
     if (root.IsMap() && root["format"] && root["format"].IsScalar() &&
@@ -33,6 +28,19 @@ TableSet read_table_set(const std::filesystem::path& file) {
   }
   set.tables.push_back(parse_results_table_node(root, name, ""));
   set.documents.push_back(root);
+  return set;
+}
+
+}  // namespace
+
+TableSet read_table_set(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  int64_t rows = 0;
+  const YAML::Node root = load_table_file(file, rows);
+  TableSet set = read_documents(root, name);
+  int64_t read = 0;
+  for (const ResultsTable& table : set.tables) read += static_cast<int64_t>(table.rows.size());
+  check_row_count(file, rows, read);
   return set;
 }
 

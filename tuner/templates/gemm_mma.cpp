@@ -34,7 +34,10 @@ int64_t round_up(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+// Guarded: a point whose warp tile does not divide its CTA tile gets 0 threads (the `divides` rule prunes it)
+// instead of a division by zero.
 int64_t threads(const Point& p) {
+  if (p["WM"] < 1 || p["WN"] < 1) return 0;
   return (p["BM"] / p["WM"]) * (p["BN"] / p["WN"]) * 32;
 }
 
@@ -65,7 +68,9 @@ std::vector<Constraint> constraints(int64_t eb) {
          return p["SWIZZLE"] <= 1 && p["PACK"] <= 1 && p["PERSISTENT"] <= 1;
        }},
       {"warp_tiling", "the warp tile WMxWN must divide the CTA tile BMxBN",
-       [](const Point& p, const GpuLimits&) { return p["BM"] % p["WM"] == 0 && p["BN"] % p["WN"] == 0; }},
+       [](const Point& p, const GpuLimits&) {
+         return threads(p) > 0 && p["BM"] % p["WM"] == 0 && p["BN"] % p["WN"] == 0;
+       }},
       {"mma_shape",
        "WM, WN and BK must be multiples of 16 (m16 fragments; ldmatrix.x4 loads 16 columns; k16 steps), BK "
        "also of the mma's K (32 for fp8)",
@@ -90,6 +95,7 @@ std::vector<Constraint> constraints(int64_t eb) {
        "accumulators plus ~32 registers of operands and addresses exceed what each of the "
        "CTA's threads can have (registers per SM / threads, at most 255)",
        [](const Point& p, const GpuLimits& limits) {
+         if (threads(p) < 1) return false;
          const int64_t per_thread =
              std::min<int64_t>(limits.max_registers_per_thread, limits.registers_per_sm / threads(p));
          return p["WM"] * p["WN"] / 32 + 32 <= per_thread;
@@ -149,13 +155,14 @@ KernelTemplate make_template(const Family& f) {
        "elements per global load along the stored rows of A and B (at most 16 bytes); must "
        "divide their lengths and lds"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
-      {"SWIZZLE", 1, "shared-memory layout: 1 = XOR-swizzled 16-byte chunks, 0 = rows padded by 16 bytes"},
+      {"SWIZZLE", 1, "shared-memory layout: 1 = XOR-swizzled 16-byte chunks, 0 = rows padded by 16 bytes",
+       true, 0},
       {"PACK", 0, "1 = copy misaligned A/B into zero-padded scratch first, then load 16 bytes at a time",
-       false},
+       false, 0},
       {"SPLIT_K", 1, "K splits: each output tile's K loop is shared by this many CTAs, then reduced in order",
        false},
       {"PERSISTENT", 0, "1 = launch only as many CTAs as fit on the GPU at once; each walks many units",
-       false},
+       false, 0},
   };
   t.constraints = constraints(eb);
   t.layouts = f.layouts;

@@ -135,9 +135,9 @@ KernelTemplate make_template(const Family& f) {
       {"CLUSTER_M", 2, "CTAs per cluster along M: 2 = two tile rows share each B tile (TMA multicast)"},
       {"CLUSTER_N", 1, "CTAs per cluster along N: 2 = two tile columns share each A tile (TMA multicast)"},
       {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles",
-       false},
+       false, 0},
       {"A_REGS", 0,
-       "1 = consumers load A into registers (ldmatrix) and wgmma reads it there; row-major A only"},
+       "1 = consumers load A into registers (ldmatrix) and wgmma reads it there; row-major A only", true, 0},
   };
   t.constraints = constraints(eb);
   t.layouts = f.layouts;

@@ -1,6 +1,7 @@
 #include "tuner/templates/kernel_template.hpp"
 
 #include <algorithm>
+#include <set>
 #include <charconv>
 
 #include "tuner/templates/gemm_mma.hpp"
@@ -140,26 +141,36 @@ Candidate parse_candidate_id(std::string_view id) {
   const auto output = parse_precision(types[1]);
   if (!input || !output) throw fail("unknown element type in '" + std::string(parts[1]) + "'");
   candidate.types = {*input, *output};
+  const auto& supported = candidate.kernel_template->supported_types;
+  if (std::find(supported.begin(), supported.end(), candidate.types) == supported.end())
+    throw fail("template " + candidate.kernel_template->name + " does not compute " + std::string(parts[1]));
   std::vector<std::pair<std::string, int64_t>> values;
   for (const auto& decl : candidate.kernel_template->parameters)
     values.emplace_back(decl.name, decl.default_value);
+  std::set<std::string> named;
   for (std::string_view assignment : split(parts[2], ',')) {
     const size_t eq = assignment.find('=');
     if (eq == std::string_view::npos) throw fail("'" + std::string(assignment) + "' is not NAME=VALUE");
     const std::string name(assignment.substr(0, eq));
-    bool known = false;
+    const ParameterDecl* decl = candidate.kernel_template->parameter(name);
+    if (!decl) throw fail("template " + candidate.kernel_template->name + " has no parameter '" + name + "'");
+    if (!named.insert(name).second) throw fail(name + " is given twice");
+    const int64_t given = parse_integer(assignment.substr(eq + 1), id);
+    if (given < decl->minimum || given > kMaxParameterValue)
+      throw fail(name + "=" + std::to_string(given) + " is out of range (" + std::to_string(decl->minimum) +
+                 " to " + std::to_string(kMaxParameterValue) + ")");
     for (auto& [key, value] : values)
-      if (key == name) {
-        value = parse_integer(assignment.substr(eq + 1), id);
-        known = true;
-      }
-    if (!known)
-      throw fail("template " + candidate.kernel_template->name + " has no parameter '" + name + "'");
+      if (key == name) value = given;
   }
   candidate.point = Point(std::move(values));
   for (size_t i = 3; i < parts.size(); ++i) {
     if (parts[i].starts_with("mutant=") && i == 3) {
-      candidate.mutant = static_cast<int>(parse_integer(parts[i].substr(7), id));
+      const int64_t mutant = parse_integer(parts[i].substr(7), id);
+      const auto codes = static_cast<int64_t>(candidate.kernel_template->mutants.size());
+      if (mutant < 1 || mutant >= codes)
+        throw fail("template " + candidate.kernel_template->name +
+                   (codes < 2 ? " declares no injected bugs" : " has mutants 1 to " + std::to_string(codes - 1)));
+      candidate.mutant = static_cast<int>(mutant);
     } else if (parts[i].starts_with("perturb=") && candidate.perturb == 0) {
       candidate.perturb = parse_integer(parts[i].substr(8), id);
       if (candidate.perturb <= 0 || candidate.perturb > UINT32_MAX)

@@ -40,7 +40,12 @@ struct ParameterDecl {
   int64_t default_value;
   std::string meaning;
   bool compile_time = true;  ///< passed to the compiler as a define; false: read only by the launcher
+  int64_t minimum = 1;       ///< smallest value: 0 only for switches (SWIZZLE, PACK, ...), else sizes >= 1
 };
+
+/// Largest value any parameter may take: far above every useful tile, low enough that the templates'
+/// formulas (products of a few parameters and a problem size) cannot overflow.
+inline constexpr int64_t kMaxParameterValue = 65536;
 
 /// A rule every kept point must satisfy; `reason` is what `tune space` prints when it prunes.
 struct Constraint {

@@ -1,9 +1,14 @@
 #include "tuner/worker/protocol.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <sstream>
 
 #include "tuner/backend/kernel_cache.hpp"
+#include "tuner/common/input_file.hpp"
+#include "tuner/config/yaml_input.hpp"
 
 namespace tunefuzz {
 
@@ -24,6 +29,34 @@ T get(const YAML::Node& node, const char* key) {
 template <class T>
 T get_or(const YAML::Node& node, const char* key, T fallback) {
   return node[key] ? get<T>(node, key) : fallback;
+}
+
+/// A decimal unsigned 64-bit integer (yaml-cpp would read "-1" as 2^64 - 1 and 2^64 as a wrong type).
+uint64_t unsigned_field(const YAML::Node& node, const char* key, uint64_t fallback) {
+  if (!node[key]) return fallback;
+  const std::string text = get<std::string>(node, key);
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    throw Error(ErrorKind::bad_input, "expected an unsigned 64-bit integer, got '" + text + "'",
+                {"", node[key].Mark().line + 1, node[key].Mark().column + 1, key});
+  return value;
+}
+
+/// An integer field of a case record within [minimum, maximum], or the field's name in the error.
+int64_t bounded_field(const YAML::Node& node, const char* key, int64_t fallback, int64_t minimum,
+                      int64_t maximum) {
+  if (!node[key]) {
+    if (fallback < minimum) throw Error(ErrorKind::bad_input, std::string("missing field '") + key + "'");
+    return fallback;
+  }
+  const int64_t value = get<int64_t>(node, key);
+  if (value < minimum || value > maximum)
+    throw Error(ErrorKind::bad_input,
+                "must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "], got " +
+                    std::to_string(value),
+                {"", node[key].Mark().line + 1, node[key].Mark().column + 1, key});
+  return value;
 }
 
 Precision precision_field(const YAML::Node& node, const char* key) {
@@ -57,32 +90,42 @@ YAML::Node to_yaml(const fuzz::CaseRecord& r) {
 }
 
 fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
+  if (!n.IsMap()) throw Error(ErrorKind::bad_input, "a case record is a map (m, n, k, ...)");
+  // Sizes a GPU could hold and cuBLAS's int can count; an operand's elements stay below 2^40, so no byte
+  // count downstream overflows.
+  constexpr int64_t dimension = (int64_t{1} << 31) - 1;
   fuzz::CaseRecord r;
-  r.m = get<int64_t>(n, "m");
-  r.n = get<int64_t>(n, "n");
-  r.k = get<int64_t>(n, "k");
-  r.lda_pad = get_or<int64_t>(n, "lda_pad", 0);
-  r.ldb_pad = get_or<int64_t>(n, "ldb_pad", 0);
-  r.ldc_pad = get_or<int64_t>(n, "ldc_pad", 0);
+  r.m = bounded_field(n, "m", 0, 1, dimension);
+  r.n = bounded_field(n, "n", 0, 1, dimension);
+  r.k = bounded_field(n, "k", 0, 1, dimension);
+  r.lda_pad = bounded_field(n, "lda_pad", 0, 0, dimension);
+  r.ldb_pad = bounded_field(n, "ldb_pad", 0, 0, dimension);
+  r.ldc_pad = bounded_field(n, "ldc_pad", 0, 0, dimension);
   r.alpha = get_or<double>(n, "alpha", 1.0);
   r.beta = get_or<double>(n, "beta", 0.0);
+  if (!std::isfinite(r.alpha) || !std::isfinite(r.beta))
+    throw Error(ErrorKind::bad_input, "alpha and beta must be finite numbers",
+                {"", n.Mark().line + 1, n.Mark().column + 1, std::isfinite(r.alpha) ? "beta" : "alpha"});
   if (!fuzz::parse_distribution(get_or<std::string>(n, "distribution", "small_int"), r.distribution))
-    throw Error(ErrorKind::bad_input, "unknown distribution in case record");
-  r.seed = get_or<uint64_t>(n, "seed", 0);
-  r.a_offset = get_or<int64_t>(n, "a_offset", 0);
-  r.b_offset = get_or<int64_t>(n, "b_offset", 0);
-  r.c_offset = get_or<int64_t>(n, "c_offset", 0);
-  r.splits = get_or<int64_t>(n, "splits", 0);
-  r.grid = get_or<int64_t>(n, "grid", 0);
+    throw Error(ErrorKind::bad_input, "unknown distribution in case record",
+                {"", n.Mark().line + 1, n.Mark().column + 1, "distribution"});
+  r.seed = unsigned_field(n, "seed", 0);
+  r.a_offset = bounded_field(n, "a_offset", 0, 0, 4096);
+  r.b_offset = bounded_field(n, "b_offset", 0, 0, 4096);
+  r.c_offset = bounded_field(n, "c_offset", 0, 0, 4096);
+  r.splits = bounded_field(n, "splits", 0, 0, 65536);
+  r.grid = bounded_field(n, "grid", 0, 0, INT32_MAX);
   const auto layout = parse_layout(get_or<std::string>(n, "layout", "RR"));
-  if (!layout) throw Error(ErrorKind::bad_input, "case record layout must be RR, RC, CR or CC");
+  if (!layout)
+    throw Error(ErrorKind::bad_input, "case record layout must be RR, RC, CR or CC",
+                {"", n.Mark().line + 1, n.Mark().column + 1, "layout"});
   r.layout = *layout;
-  if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0 || r.a_offset < 0 ||
-      r.b_offset < 0 || r.c_offset < 0 || r.a_offset > 4096 || r.b_offset > 4096 || r.c_offset > 4096)
-    throw Error(ErrorKind::bad_input,
-                "case record sizes must be >= 1, paddings >= 0 and offsets in [0, 4096]");
-  if (r.splits < 0 || r.splits > 65536 || r.grid < 0 || r.grid > INT32_MAX)
-    throw Error(ErrorKind::bad_input, "case record splits must be in [0, 65536] and grid in [0, 2^31 - 1]");
+  constexpr int64_t elements = int64_t{1} << 40;
+  const auto too_big = [&](int64_t rows, int64_t ld) { return rows > elements / ld; };
+  if (too_big(r.layout.a == Order::row ? r.m : r.k, r.lda()) ||
+      too_big(r.layout.b == Order::row ? r.k : r.n, r.ldb()) || too_big(r.m, r.ldc()))
+    throw Error(ErrorKind::bad_input, "an operand of the case holds more than 2^40 elements",
+                {"", n.Mark().line + 1, n.Mark().column + 1, "m"});
   return r;
 }
 
@@ -356,21 +399,30 @@ CaseResult case_result_from_yaml(const YAML::Node& n) {
   return r;
 }
 
+std::string yaml_end_line(const YAML::Node& node) {
+  const auto rows = [](const YAML::Node& table) -> int64_t {
+    return table.IsMap() && table["problems"] && table["problems"].IsSequence()
+               ? static_cast<int64_t>(table["problems"].size())
+               : -1;
+  };
+  if (!node.IsMap()) return "# end";
+  int64_t count = rows(node);
+  if (count < 0 && node["tables"] && node["tables"].IsSequence()) {
+    count = 0;
+    for (const YAML::Node& table : node["tables"]) count += std::max<int64_t>(rows(table), 0);
+  }
+  return count < 0 ? "# end" : "# end: " + std::to_string(count) + " problems";
+}
+
 void write_yaml(const std::filesystem::path& path, const YAML::Node& node) {
   YAML::Emitter out;
   out.SetDoublePrecision(12);  // 800.55, not 800.54999999999995
   out << node;
-  write_file_atomically(path, std::string(out.c_str()) + "\n");
+  write_file_atomically(path, std::string(out.c_str()) + "\n" + yaml_end_line(node) + "\n");
 }
 
 YAML::Node read_yaml(const std::filesystem::path& path) {
-  try {
-    return YAML::LoadFile(path.string());
-  } catch (const YAML::BadFile&) {
-    throw Error(ErrorKind::io, "cannot read " + path.string());
-  } catch (const YAML::Exception& e) {
-    throw Error(ErrorKind::bad_input, e.msg, {path.string(), e.mark.line + 1, e.mark.column + 1, ""});
-  }
+  return load_yaml_file(path, "YAML file", kTableByteLimit, kTableNodeLimit);
 }
 
 }  // namespace tunefuzz

@@ -144,8 +144,12 @@ TimedEntry timed_entry_from_yaml(const YAML::Node& node);
 YAML::Node to_yaml(const TimeResult& result);
 TimeResult time_result_from_yaml(const YAML::Node& node);
 
-/// Writes a node as a YAML document, atomically.
+/// Writes a node as a YAML document, atomically, ending with its end line (yaml_end_line).
 void write_yaml(const std::filesystem::path& path, const YAML::Node& node);
+/// The last line of every YAML file the tool writes: `# end: N problems` for a results table or collection
+/// (N: its problem rows, all tables together), `# end` otherwise. A file cut short loses it, so readers of
+/// tables refuse a table without it, or whose count disagrees with the rows they read.
+std::string yaml_end_line(const YAML::Node& node);
 /// Reads a YAML document; throws Error{bad_input} naming the file on malformed input.
 YAML::Node read_yaml(const std::filesystem::path& path);
 
