@@ -116,6 +116,7 @@ std::vector<Constraint> constraints(int64_t eb) {
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 mma takes row-major A and column-major B: RC"))
     return why;
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
   const auto [a, b] = stored_operands(s);
   const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX && !p["PERSISTENT"])

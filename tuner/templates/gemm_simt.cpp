@@ -84,6 +84,7 @@ std::vector<Constraint> constraints() {
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
   if (auto why = shape_refusal("gemm_simt", s, kElementBytes, p["BM"], p["BN"])) return why;
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made
   return vector_refusal(s, p["VEC"], kElementBytes, "a smaller VEC");
 }
 

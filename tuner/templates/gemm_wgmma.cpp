@@ -99,6 +99,7 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   if (!gemm_wgmma_computes(p, s.layout))
     return "A_REGS=1 loads A into registers from row-major A only; the A_REGS=0 point serves layout " +
            to_string(s.layout);
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no tensor map is encoded
   // TMA: 16-byte aligned bases and row strides; coordinates are 32-bit.
   const int64_t eb = f.element_bytes;
   if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
