@@ -197,5 +197,50 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
   std::printf("domain law checked on %d candidate layouts\n", checked);
 }
 
+// Quick return: every template accepts a problem with M, N or K zero in every layout it computes, whatever
+// the alignment of its leading dimensions and bases (no operand is read); it refuses a negative size, and a
+// leading dimension shorter than its row, saying which. The launch decision: nothing for M or N = 0, the
+// template's tf_scale_c for K = 0 only, over every element of C.
+TEST(QuickReturn, ZeroSizesAreAcceptedNegativeOnesAndShortRowsRefused) {
+  for (const KernelTemplate* t : all_templates()) {
+    SCOPED_TRACE(t->name);
+    const Point point = t->default_point();
+    EXPECT_NE(std::find(t->entry_points.begin(), t->entry_points.end(), kScaleCEntry), t->entry_points.end());
+    for (const Layout& layout : t->layouts) {
+      GemmShape whole{256, 256, 256, 256, 256, 256, layout};
+      if (t->refusal(point, whole)) continue;  // a layout this point does not compute
+      SCOPED_TRACE(to_string(layout));
+      for (const auto& [m, n, k] : {std::tuple{0, 37, 41}, {37, 0, 41}, {37, 41, 0}, {0, 0, 0}}) {
+        // Leading dimensions one past their rows, bases two bytes off: no vector or TMA rule may apply.
+        GemmShape s{m, n, k, 0, 0, n + 1, layout, 2, 2, 4};
+        s.lda = (layout.a == Order::row ? k : m) + 1;
+        s.ldb = (layout.b == Order::row ? n : k) + 1;
+        EXPECT_FALSE(t->refusal(point, s).has_value()) << m << "x" << n << "x" << k << ": " << *t->refusal(point, s);
+        EXPECT_EQ(quick_return(s), m == 0 || n == 0 ? QuickReturn::nothing : QuickReturn::scale_c);
+        GemmShape negative = s;
+        (m == 0 ? negative.m : n == 0 ? negative.n : negative.k) = -1;
+        const auto why = t->refusal(point, negative);
+        ASSERT_TRUE(why.has_value());
+        EXPECT_NE(why->find("negative"), std::string::npos) << *why;
+        GemmShape short_rows = s;
+        short_rows.ldc = s.n - 1;
+        if (short_rows.ldc >= 0) {
+          const auto short_why = t->refusal(point, short_rows);
+          ASSERT_TRUE(short_why.has_value());
+          EXPECT_NE(short_why->find("leading dimension"), std::string::npos) << *short_why;
+        }
+      }
+      EXPECT_EQ(quick_return(whole), QuickReturn::none);
+    }
+  }
+  for (const auto& [m, n] : {std::pair{1, 1}, {300, 7}, {1 << 20, 1 << 10}}) {
+    const LaunchGeometry g = scale_c_geometry(GemmShape{m, n, 0, 0, 0, n});
+    EXPECT_EQ(g.block_x, 256);
+    EXPECT_GE(g.grid_x, 1);
+    EXPECT_LE(g.grid_x, 65535);
+    EXPECT_GE(g.grid_x * g.block_x, std::min<int64_t>(int64_t{m} * n, 65535 * 256));
+  }
+}
+
 }  // namespace
 }  // namespace tunefuzz

@@ -123,7 +123,7 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_EQ(&find_template("gemm_simt"), &simt());
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
-  EXPECT_EQ(simt().entry_points, std::vector<std::string>{"tf_gemm"});
+  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_scale_c"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})

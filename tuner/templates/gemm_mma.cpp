@@ -150,7 +150,7 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_mma.cu";
   t.summary = f.summary;
-  t.entry_points = {"tf_gemm_rc", "tf_pack", "tf_reduce"};
+  t.entry_points = {"tf_gemm_rc", "tf_pack", "tf_reduce", kScaleCEntry};
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},

@@ -52,6 +52,14 @@ QuickReturn quick_return(const GemmShape& s) {
   return s.k == 0 ? QuickReturn::scale_c : QuickReturn::none;
 }
 
+LaunchGeometry scale_c_geometry(const GemmShape& s) {
+  constexpr int64_t threads = 256, most_ctas = 65535;
+  LaunchGeometry g;
+  g.block_x = threads;
+  g.grid_x = std::clamp<int64_t>((s.m * s.n + threads - 1) / threads, 1, most_ctas);
+  return g;
+}
+
 std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
   const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
   return {{"A", a_col ? "M" : "K", a_col ? s.m : s.k, s.lda, s.a_alignment},

@@ -35,6 +35,11 @@ std::optional<std::string> size_refusal(const GemmShape& shape);
 enum class QuickReturn { none, nothing, scale_c };
 QuickReturn quick_return(const GemmShape& shape);
 
+/// The kernel every template exports for QuickReturn::scale_c (templates/scale_c.h), and its launch: 256
+/// threads per CTA, one CTA per 256 elements of C up to 65535 CTAs (the kernel strides over the rest).
+inline constexpr const char* kScaleCEntry = "tf_scale_c";
+LaunchGeometry scale_c_geometry(const GemmShape& shape);
+
 /// An operand as stored: its row length (K for row-major A, M for column-major A; N for row-major B, K for
 /// column-major B), leading dimension and base alignment: what vector loads, packing and TMA act on.
 struct Stored {

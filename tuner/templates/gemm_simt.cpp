@@ -113,7 +113,7 @@ KernelTemplate make_template() {
   t.summary =
       "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, "
       "row-major A and B; portable to hiprtc";
-  t.entry_points = {"tf_gemm"};
+  t.entry_points = {"tf_gemm", kScaleCEntry};
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},

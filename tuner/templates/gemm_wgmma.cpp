@@ -124,7 +124,7 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_wgmma.cu";
   t.summary = f.summary;
-  t.entry_points = {"tf_gemm_rc"};
+  t.entry_points = {"tf_gemm_rc", kScaleCEntry};
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M): CONSUMERS x 64 x m64 blocks per consumer"},

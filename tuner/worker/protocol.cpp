@@ -77,10 +77,11 @@ fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
   const auto layout = parse_layout(get_or<std::string>(n, "layout", "RR"));
   if (!layout) throw Error(ErrorKind::bad_input, "case record layout must be RR, RC, CR or CC");
   r.layout = *layout;
-  if (r.m < 1 || r.n < 1 || r.k < 1 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0 || r.a_offset < 0 ||
+  if (r.m < 0 || r.n < 0 || r.k < 0 || r.lda_pad < 0 || r.ldb_pad < 0 || r.ldc_pad < 0 || r.a_offset < 0 ||
       r.b_offset < 0 || r.c_offset < 0 || r.a_offset > 4096 || r.b_offset > 4096 || r.c_offset > 4096)
     throw Error(ErrorKind::bad_input,
-                "case record sizes must be >= 1, paddings >= 0 and offsets in [0, 4096]");
+                "case record sizes and paddings must be >= 0 and offsets in [0, 4096] (m=" +
+                    std::to_string(r.m) + " n=" + std::to_string(r.n) + " k=" + std::to_string(r.k) + ")");
   if (r.splits < 0 || r.splits > 65536 || r.grid < 0 || r.grid > INT32_MAX)
     throw Error(ErrorKind::bad_input, "case record splits must be in [0, 65536] and grid in [0, 2^31 - 1]");
   return r;
