@@ -11,7 +11,8 @@ namespace tunefuzz::fuzz {
 
 namespace {
 
-constexpr int64_t kProbeSize = 256;  // M, N and K of a probe base: a multiple of every unit and residue modulus
+constexpr int64_t kProbeSize =
+    256;  // M, N and K of a probe base: a multiple of every unit and residue modulus
 constexpr int64_t kWidestAccessBytes = 16;
 
 bool is_size(Dimension d) {
@@ -225,7 +226,8 @@ std::optional<Steps> steps_from(const std::vector<CaseRecord>& bases, const Case
       if (residue % step == 0) continue;  // the step found so far divides it: nothing new to learn
       for (const CaseRecord& base : accepted) {
         const int64_t own = value_of(base, d);
-        const int64_t value = own - own % kWidestAccessBytes + (is_size(d) ? kWidestAccessBytes : 0) + residue;
+        const int64_t value =
+            own - own % kWidestAccessBytes + (is_size(d) ? kWidestAccessBytes : 0) + residue;
         const auto moved = with_value(base, d, value, space);
         if (moved && (!accepts || accepts(*moved))) {
           step = std::gcd(step, residue);

@@ -1,7 +1,7 @@
-// The domain of a fuzz case, dimension by dimension: the nine numbers a candidate's refusal looks at (M, N, K,
-// the three leading dimensions and the three base offsets), set one at a time without moving the others, and
-// the classes the domain law counts: each dimension's residue modulo 16 bytes of its element, zero sizes, and
-// whether M, N and K leave a partial tile. A class a record belongs to is a coverage tag (`n%8=3`, `k=0`,
+// The domain of a fuzz case, dimension by dimension: the nine numbers a candidate's refusal looks at (M, N,
+// K, the three leading dimensions and the three base offsets), set one at a time without moving the others,
+// and the classes the domain law counts: each dimension's residue modulo 16 bytes of its element, zero sizes,
+// and whether M, N and K leave a partial tile. A class a record belongs to is a coverage tag (`n%8=3`, `k=0`,
 // `m_tile=tail`), so a campaign can say which accepted classes its cases reached.
 #pragma once
 
@@ -20,7 +20,7 @@ struct CaseSpace;
 
 enum class Dimension { m, n, k, lda, ldb, ldc, a_offset, b_offset, c_offset };
 inline constexpr std::array<Dimension, 9> kDimensions = {
-    Dimension::m,   Dimension::n,   Dimension::k,        Dimension::lda,     Dimension::ldb,
+    Dimension::m,   Dimension::n,        Dimension::k,        Dimension::lda,     Dimension::ldb,
     Dimension::ldc, Dimension::a_offset, Dimension::b_offset, Dimension::c_offset};
 
 const char* to_string(Dimension dimension);
@@ -30,8 +30,8 @@ int64_t value_of(const CaseRecord& record, Dimension dimension);
 
 /// `record` with `dimension` at `value` and every other dimension's value kept, leading dimensions included
 /// (their paddings absorb a change of M, N or K). A leading dimension that would fall below its row grows by
-/// whole residue moduli (residue_modulus), so its residue stays. nullopt for a negative value or a leading dimension below its
-/// row.
+/// whole residue moduli (residue_modulus), so its residue stays. nullopt for a negative value or a leading
+/// dimension below its row.
 std::optional<CaseRecord> with_value(const CaseRecord& record, Dimension dimension, int64_t value,
                                      const CaseSpace& space);
 
@@ -65,8 +65,9 @@ std::vector<int64_t> class_values(const DomainClass& domain_class, const CaseRec
 /// The finest step of each dimension (indexed by Dimension) a candidate accepts in one layout.
 using Steps = std::array<int64_t, kDimensions.size()>;
 
-/// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256, packed
-/// leading dimensions, aligned bases), and that record with one dimension moved off by one element each.
+/// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256,
+/// packed leading dimensions, aligned bases), and that record with one dimension moved off by one element
+/// each.
 std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout);
 
 /// The steps `accepts` takes along each dimension of `layout`: moving one dimension of each accepted probe

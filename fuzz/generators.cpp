@@ -188,9 +188,9 @@ Steps default_steps(const CaseSpace& s, const Layout& layout) {
 
 namespace {
 
-// A residue draw per dimension: below kOnUnit the dimension stays as drawn (on its preferred unit); from there
-// on it takes one of the residues modulo 16 bytes of its element that its step allows, uniformly. Shrinks go
-// back to the value as drawn.
+// A residue draw per dimension: below kOnUnit the dimension stays as drawn (on its preferred unit); from
+// there on it takes one of the residues modulo 16 bytes of its element that its step allows, uniformly.
+// Shrinks go back to the value as drawn.
 constexpr int kOnUnit = 32, kResidueDraws = 64;
 
 /// The residue `draw` picks modulo `modulus` among the multiples of `step`, or -1 to keep the value.

@@ -24,15 +24,14 @@
 namespace tunefuzz {
 namespace {
 
-constexpr int kDraws = 800;    // cases per candidate and layout, as a fuzz job's first rounds draw them
+constexpr int kDraws = 800;       // cases per candidate and layout, as a fuzz job's first rounds draw them
 constexpr int kEmptyDraws = 250;  // cases with a zero size (a quick return): drawn on until this many
-constexpr int kBases = 12;     // generated cases of each kind whose dimensions are moved one at a time
+constexpr int kBases = 12;        // generated cases of each kind whose dimensions are moved one at a time
 constexpr int64_t kSmCount = 132;
 
 std::optional<std::string> refusal(const Candidate& c, const fuzz::CaseRecord& r) {
-  return c.kernel_template->refusal(
-      c.point, device::shape_of(r, static_cast<int>(size_of(c.types.input)),
-                                static_cast<int>(size_of(c.types.output))));
+  return c.kernel_template->refusal(c.point, device::shape_of(r, static_cast<int>(size_of(c.types.input)),
+                                                              static_cast<int>(size_of(c.types.output))));
 }
 
 /// Candidates that together take every value each parameter has among `all` (greedily, in order): a sample
@@ -60,7 +59,8 @@ std::vector<Candidate> candidates_under_law() {
     const Config loaded = load_config(std::string(TUNEFUZZ_SOURCE_DIR) + "/configs/" + config);
     std::map<std::string, std::vector<Candidate>> groups;  // by template and types
     for (const Candidate& c : space_stage(loaded).candidates)
-      groups[c.kernel_template->name + "/" + to_string(c.types.input) + to_string(c.types.output)].push_back(c);
+      groups[c.kernel_template->name + "/" + to_string(c.types.input) + to_string(c.types.output)].push_back(
+          c);
     for (const auto& [group, members] : groups)
       for (const Candidate& c : covering_sample(members))
         if (seen.insert(c.id()).second) out.push_back(c);
@@ -113,7 +113,8 @@ std::set<std::string> probed_classes(const Candidate& c, const fuzz::CaseSpace& 
     // The zero classes: each size of a base without one moved to 0.
     for (const fuzz::CaseRecord& base : bases)
       for (fuzz::Dimension d : {fuzz::Dimension::m, fuzz::Dimension::n, fuzz::Dimension::k})
-        if (const auto moved = fuzz::with_value(base, d, 0, s); moved && !has_zero_size(base) && !refusal(c, *moved))
+        if (const auto moved = fuzz::with_value(base, d, 0, s);
+            moved && !has_zero_size(base) && !refusal(c, *moved))
           accepted.insert(std::string(fuzz::to_string(d)) + "=0");
   }
   return accepted;
@@ -168,19 +169,22 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
         const bool empty = has_zero_size(r);
         empty_draws += empty;
         if (i < kDraws || empty) {
-          if (std::count_if(bases.begin(), bases.end(), [&](const auto& b) { return has_zero_size(b) == empty; }) <
-              kBases)
+          if (std::count_if(bases.begin(), bases.end(),
+                            [&](const auto& b) { return has_zero_size(b) == empty; }) < kBases)
             bases.push_back(r);
-          for (const std::string& tag : fuzz::domain_tags(r, one)) (empty ? reached_empty : reached).insert(tag);
-          if (empty) for (const std::string& tag : fuzz::domain_tags(r, one)) reached.insert(tag);
+          for (const std::string& tag : fuzz::domain_tags(r, one))
+            (empty ? reached_empty : reached).insert(tag);
+          if (empty)
+            for (const std::string& tag : fuzz::domain_tags(r, one)) reached.insert(tag);
         }
       }
       for (const bool empty : {false, true}) {
         std::string missed;
         for (const std::string& tag : probed_classes(c, one, bases, empty))
           if (!(empty ? reached_empty : reached).count(tag)) missed += " " + tag;
-        EXPECT_EQ(missed, "") << "accepted but never drawn, in " << (empty ? "problems with" : "problems without")
-                              << " a zero size (" << (empty ? empty_draws : kDraws) << " cases)";
+        EXPECT_EQ(missed, "") << "accepted but never drawn, in "
+                              << (empty ? "problems with" : "problems without") << " a zero size ("
+                              << (empty ? empty_draws : kDraws) << " cases)";
       }
       ++checked;
     }
@@ -215,7 +219,8 @@ TEST(QuickReturn, ZeroSizesAreAcceptedNegativeOnesAndShortRowsRefused) {
         GemmShape s{m, n, k, 0, 0, n + 1, layout, 2, 2, 4};
         s.lda = (layout.a == Order::row ? k : m) + 1;
         s.ldb = (layout.b == Order::row ? n : k) + 1;
-        EXPECT_FALSE(t->refusal(point, s).has_value()) << m << "x" << n << "x" << k << ": " << *t->refusal(point, s);
+        EXPECT_FALSE(t->refusal(point, s).has_value())
+            << m << "x" << n << "x" << k << ": " << *t->refusal(point, s);
         EXPECT_EQ(quick_return(s), m == 0 || n == 0 ? QuickReturn::nothing : QuickReturn::scale_c);
         GemmShape negative = s;
         (m == 0 ? negative.m : n == 0 ? negative.n : negative.k) = -1;

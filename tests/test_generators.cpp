@@ -1,8 +1,9 @@
 // Laws of the fuzz case generator (fuzz/generators) over case spaces without probed steps: every record it
-// makes is one the candidate accepts (sizes >= 0, K, N and the A/B paddings multiples of the candidate's units, m·n·k within the cap whenever
-// the cap can be met, a valid distribution), for every kind of case space; over a fuzzing budget it hits
-// every bug class named by case_tags(); and shrinking moves a failing case towards a smaller one.
-// Properties print their RapidCheck seed on failure; the sampled tests name their fixed seed.
+// makes is one the candidate accepts (sizes >= 0, K, N and the A/B paddings multiples of the candidate's
+// units, m·n·k within the cap whenever the cap can be met, a valid distribution), for every kind of case
+// space; over a fuzzing budget it hits every bug class named by case_tags(); and shrinking moves a failing
+// case towards a smaller one. Properties print their RapidCheck seed on failure; the sampled tests name their
+// fixed seed.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 

@@ -293,8 +293,9 @@ TEST(CaseJudging, ZeroSizesPassWhenQuickAndFailWhenNot) {
     return r;
   };
   for (const Layout& layout : all_layouts())
-    for (const fuzz::CaseRecord& r : {zero_case(0, 12, 20, 1), zero_case(13, 0, 20, 0), zero_case(13, 12, 0, 0),
-                                      zero_case(13, 12, 0, -0.5), zero_case(0, 0, 0, 2)}) {
+    for (const fuzz::CaseRecord& r :
+         {zero_case(0, 12, 20, 1), zero_case(13, 0, 20, 0), zero_case(13, 12, 0, 0),
+          zero_case(13, 12, 0, -0.5), zero_case(0, 0, 0, 2)}) {
       fuzz::CaseRecord record = r;
       record.layout = layout;
       HostDevice device;

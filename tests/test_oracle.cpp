@@ -14,7 +14,6 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <tuple>
 #include <utility>
 #include <vector>
 

@@ -8,7 +8,8 @@ namespace tunefuzz {
 
 namespace {
 
-constexpr size_t kPairStarts = 8;  // starting points tried with two changed parameters (the search is quadratic)
+constexpr size_t kPairStarts =
+    8;  // starting points tried with two changed parameters (the search is quadratic)
 
 bool holds_every_constraint(const KernelTemplate& t, const Point& point, const GpuLimits& limits) {
   return std::all_of(t.constraints.begin(), t.constraints.end(),
@@ -16,7 +17,8 @@ bool holds_every_constraint(const KernelTemplate& t, const Point& point, const G
 }
 
 /// The values tried for each parameter: the config's, the template's default, 0, 1 and powers of two to 256.
-std::vector<std::pair<std::string, std::vector<int64_t>>> ladders(const KernelTemplate& t, const Config& config) {
+std::vector<std::pair<std::string, std::vector<int64_t>>> ladders(const KernelTemplate& t,
+                                                                  const Config& config) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> out;
   for (const ParameterDecl& parameter : t.parameters) {
     std::set<int64_t> values = {parameter.default_value, 0};
@@ -67,7 +69,8 @@ std::optional<Suggestion> search(const KernelTemplate& t, const std::vector<Poin
   return std::nullopt;
 }
 
-std::vector<Suggestion> suggestions_for(const Problem& problem, const Config& config, const SpaceStage& stage) {
+std::vector<Suggestion> suggestions_for(const Problem& problem, const Config& config,
+                                        const SpaceStage& stage) {
   const TypePair types{problem.input, problem.output};
   const GemmShape shape = shape_of(problem);
   std::vector<Suggestion> out;
@@ -92,8 +95,8 @@ std::vector<Suggestion> suggestions_for(const Problem& problem, const Config& co
 }  // namespace
 
 std::string describe_problem(const Problem& p) {
-  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " " + to_string(p.input) +
-         "->" + to_string(p.output) + " " + to_string(p.layout);
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
+         to_string(p.input) + "->" + to_string(p.output) + " " + to_string(p.layout);
 }
 
 std::vector<ProblemCandidates> candidates_per_problem(const Config& config, const SpaceStage& stage) {
@@ -102,8 +105,8 @@ std::vector<ProblemCandidates> candidates_per_problem(const Config& config, cons
     ProblemCandidates entry{problem};
     const GemmShape shape = shape_of(problem);
     for (const Candidate& c : stage.candidates)
-      entry.candidates += c.types == TypePair{problem.input, problem.output} &&
-                          !c.kernel_template->refusal(c.point, shape);
+      entry.candidates +=
+          c.types == TypePair{problem.input, problem.output} && !c.kernel_template->refusal(c.point, shape);
     if (entry.candidates == 0) entry.suggestions = suggestions_for(problem, config, stage);
     out.push_back(std::move(entry));
   }

@@ -24,8 +24,8 @@ struct Suggestion {
 
 struct ProblemCandidates {
   Problem problem;
-  int64_t candidates = 0;                ///< space-stage candidates of its element types that accept it
-  std::vector<Suggestion> suggestions;   ///< when `candidates` is 0: at most one per template
+  int64_t candidates = 0;               ///< space-stage candidates of its element types that accept it
+  std::vector<Suggestion> suggestions;  ///< when `candidates` is 0: at most one per template
 };
 
 /// For each problem of `config`, the candidates of `stage` that accept it; for those with none, the

@@ -233,15 +233,17 @@ std::string why_no_winner(const ProblemTiming& timing, const ProblemCandidates& 
       (f.passed ? ++passed : ++failed[f.failure ? fuzz::to_string(f.failure->failure_class) : "not fuzzed"]);
   const auto counts = [](const std::map<std::string, int64_t>& by) {
     std::string out;
-    for (const auto& [what, count] : by) out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+    for (const auto& [what, count] : by)
+      out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
     return out;
   };
   const std::string head = "problem " + p.name + " (" + describe_problem(p) + "): no winner: ";
   if (kept == 0)
     return head + "compilation pruned all " + std::to_string(coverage.candidates) +
            " candidates that accept it (" + counts(pruned) + ")";
-  if (passed == 0) return head + "none of its " + std::to_string(kept) + " compiled candidates passed fuzzing (" +
-                          counts(failed) + ")";
+  if (passed == 0)
+    return head + "none of its " + std::to_string(kept) + " compiled candidates passed fuzzing (" +
+           counts(failed) + ")";
   std::map<std::string, int64_t> statuses;
   for (const TimedEntry& e : timing.entries) ++statuses[e.status];
   return head + std::to_string(passed) + " candidates passed fuzzing, none was verified and timed (" +

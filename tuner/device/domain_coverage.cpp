@@ -12,7 +12,7 @@ namespace tunefuzz::device {
 std::string domain_coverage_summary(const std::vector<CandidateCoverage>& candidates, int64_t sm_count,
                                     size_t listed) {
   std::map<std::string, std::pair<int64_t, int64_t>> by_dimension;  // dimension → (reached, accepted)
-  std::vector<std::pair<std::string, std::string>> missed;  // candidate id, classes it missed
+  std::vector<std::pair<std::string, std::string>> missed;          // candidate id, classes it missed
   for (const CandidateCoverage& entry : candidates) {
     const fuzz::CaseSpace space = case_space_for(entry.candidate, sm_count);
     std::vector<fuzz::CaseRecord> bases;
@@ -25,11 +25,13 @@ std::string domain_coverage_summary(const std::vector<CandidateCoverage>& candid
       ++by_dimension[dimension].second;
       by_dimension[dimension].first += reached;
       if (reached) continue;
-      if (missed.empty() || missed.back().first != entry.candidate.id()) missed.push_back({entry.candidate.id(), ""});
+      if (missed.empty() || missed.back().first != entry.candidate.id())
+        missed.push_back({entry.candidate.id(), ""});
       missed.back().second += " " + tag;
     }
   }
-  std::string line = "domain classes reached / accepted (" + std::to_string(candidates.size()) + " candidates):";
+  std::string line =
+      "domain classes reached / accepted (" + std::to_string(candidates.size()) + " candidates):";
   for (fuzz::Dimension d : fuzz::kDimensions) {
     const auto it = by_dimension.find(fuzz::to_string(d));
     if (it == by_dimension.end()) continue;

@@ -1,7 +1,7 @@
 // Launcher of templates/gemm_mma.cu: optional packing of misaligned operands into scratch (PACK=1), then the
 // GEMM kernel on a 1-D grid of units (output tiles × K splits; fewer CTAs than units when persistent), then,
-// with more than one split, the in-order reduction of the partials. A zero size launches tf_scale_c (K = 0) or
-// nothing.
+// with more than one split, the in-order reduction of the partials. A zero size launches tf_scale_c (K = 0)
+// or nothing.
 #include <algorithm>
 #include <memory>
 #include <string>

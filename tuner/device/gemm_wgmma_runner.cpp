@@ -1,8 +1,8 @@
 // Launcher of templates/gemm_wgmma.cu: encodes the TMA tensor maps of A, B (and C, when the epilogue can
 // store through TMA) for each problem, then launches one kernel on a grid of output tiles, or on as many CTAs
 // as are resident at once when PERSISTENT=1 (or on the fuzz case's grid), in clusters of CLUSTER_M x
-// CLUSTER_N CTAs (a launch attribute); a zero size launches tf_scale_c (K = 0) or nothing. Maps are kept for the last operands seen, so timed repeats of one
-// problem do not pay for encoding.
+// CLUSTER_N CTAs (a launch attribute); a zero size launches tf_scale_c (K = 0) or nothing. Maps are kept for
+// the last operands seen, so timed repeats of one problem do not pay for encoding.
 #include <algorithm>
 #include <memory>
 #include <string>

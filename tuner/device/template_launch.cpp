@@ -80,8 +80,8 @@ bool launch_quick_return(CUfunction scale_c, const DeviceGemm& g, CUstream strea
   TfGemmParams p = gemm_params(g);
   void* args[] = {&p};
   const LaunchGeometry geo = scale_c_geometry(g.shape);
-  check(cuLaunchKernel(scale_c, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1,
-                       1, 0, stream, args, nullptr),
+  check(cuLaunchKernel(scale_c, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
+                       1, 1, 0, stream, args, nullptr),
         "cuLaunchKernel(tf_scale_c)");
   return true;
 }
