@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/fake_gpu.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -59,22 +61,8 @@ struct CliRun {
 
 class EmptyWork : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    root_ = fs::temp_directory_path() / ("tunefuzz-empty-work-" + std::to_string(getpid()));
-    fs::create_directories(root_);
-    fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / "fake_gpu_worker.sh",
-                  root_ / "fake_gpu_worker.sh");
-    fs::permissions(root_ / "fake_gpu_worker.sh", fs::perms::owner_all);
-    ::setenv("TUNEFUZZ_WORKER", (root_ / "fake_gpu_worker.sh").c_str(), 1);
-    ::setenv("TUNEFUZZ_CACHE_DIR", (root_ / "cache").c_str(), 1);
-    ::setenv("FAKE_STEP_S", "0.05", 1);
-  }
-  static void TearDownTestSuite() {
-    ::unsetenv("TUNEFUZZ_WORKER");
-    ::unsetenv("TUNEFUZZ_CACHE_DIR");
-    ::unsetenv("FAKE_STEP_S");
-    fs::remove_all(root_);
-  }
+  static void SetUpTestSuite() { root_ = tunefuzz::test::install_fake_gpu("empty-work", "0.05"); }
+  static void TearDownTestSuite() { tunefuzz::test::remove_fake_gpu(root_); }
 
   static fs::path write_config(const std::string& name, const std::string& extra = "") {
     const fs::path path = root_ / (name + ".yaml");

@@ -1,7 +1,9 @@
-// Candidates per problem, and the search for a point that would serve a problem none serves.
+// Candidates per problem, the search for a point that would serve a problem none serves, and why a problem
+// ended a campaign without a winner.
 #include "tuner/campaign/problem_coverage.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace tunefuzz {
@@ -133,6 +135,51 @@ std::vector<std::string> uncovered_problem_lines(const std::vector<ProblemCandid
     lines.push_back(line);
   }
   return lines;
+}
+
+std::string why_no_winner(const ProblemTiming& timing, const ProblemCandidates& coverage,
+                          const std::vector<CompiledCandidate>& compiled,
+                          const std::vector<FuzzedCandidate>& fuzzed) {
+  if (coverage.candidates == 0) return uncovered_problem_lines({coverage}).front();
+  const Problem& p = timing.problem;
+  const auto accepts = [&](const Candidate& c) {
+    return c.types == TypePair{p.input, p.output} && !c.kernel_template->refusal(c.point, shape_of(p));
+  };
+  std::map<std::string, int64_t> pruned, failed;
+  int64_t kept = 0, passed = 0;
+  for (const CompiledCandidate& c : compiled) {
+    if (!accepts(c.candidate)) continue;
+    if (c.status == CompileStatus::compiled)
+      ++kept;
+    else
+      ++pruned[to_string(c.status)];
+  }
+  for (const FuzzedCandidate& f : fuzzed) {
+    if (!accepts(f.candidate)) continue;
+    if (f.passed)
+      ++passed;
+    else if (f.failure)
+      ++failed[fuzz::to_string(f.failure->failure_class)];
+    else
+      ++failed[f.quarantined ? "quarantined (--resume --retry-quarantined fuzzes them)" : "not fuzzed"];
+  }
+  const auto counts = [](const std::map<std::string, int64_t>& by) {
+    std::string out;
+    for (const auto& [what, count] : by)
+      out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+    return out;
+  };
+  const std::string head = "problem " + p.name + " (" + describe_problem(p) + "): no winner: ";
+  if (kept == 0)
+    return head + "compilation pruned all " + std::to_string(coverage.candidates) +
+           " candidates that accept it (" + counts(pruned) + ")";
+  if (passed == 0)
+    return head + "none of its " + std::to_string(kept) + " compiled candidates passed fuzzing (" +
+           counts(failed) + ")";
+  std::map<std::string, int64_t> statuses;
+  for (const TimedEntry& e : timing.entries) ++statuses[e.status];
+  return head + std::to_string(passed) + " candidates passed fuzzing, none was verified and timed (" +
+         (statuses.empty() ? std::string("none timed") : counts(statuses)) + ")";
 }
 
 }  // namespace tunefuzz

@@ -1,6 +1,6 @@
 // Which candidates serve each problem of a config, and, for a problem none serves, which parameter values of
 // which template would: the check `tune space` and `tune run` make before any work, so a campaign never
-// spends hours to end with a problem nobody can compute.
+// spends hours to end with a problem nobody can compute; and why a problem ended one without a winner.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,14 @@ std::vector<ProblemCandidates> candidates_per_problem(const Config& config, cons
 /// One line per problem without a candidate: its name and shape, and the suggestions (or that no template
 /// here computes its element types and layout).
 std::vector<std::string> uncovered_problem_lines(const std::vector<ProblemCandidates>& coverage);
+
+/// Why `timing`'s problem ended a campaign without a winner, in one line naming it: no candidate accepts it
+/// (and what would serve it), or the stage that removed those that do: compilation (counts per prune
+/// reason), fuzzing (counts per failure class, quarantined or not fuzzed), or verification and timing
+/// (counts per status).
+std::string why_no_winner(const ProblemTiming& timing, const ProblemCandidates& coverage,
+                          const std::vector<CompiledCandidate>& compiled,
+                          const std::vector<FuzzedCandidate>& fuzzed);
 
 /// `m x n x k precision->output layout`, for messages.
 std::string describe_problem(const Problem& problem);

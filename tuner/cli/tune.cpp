@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <map>
 
 #include "tuner/backend/compiler.hpp"
 #include "tuner/backend/kernel_cache.hpp"
@@ -172,6 +171,8 @@ int command_space(const Options& o) {
       std::printf("  %-24s %-32s %lld\n", entry.problem.name.c_str(), describe_problem(entry.problem).c_str(),
                   static_cast<long long>(entry.candidates));
   }
+  // With --template the counts are that template's alone: a problem others serve is no failure then.
+  if (!o.template_name.empty()) return 0;
   for (const std::string& line : uncovered) std::fprintf(stderr, "tune: %s\n", line.c_str());
   return uncovered.empty() ? 0 : 1;
 }
@@ -212,42 +213,6 @@ void print_table(const std::vector<ProblemTiming>& timings) {
     std::printf("%-24s %-16s %10.1f %10.1f %8.3f  %s\n", t.problem.name.c_str(), shape.c_str(),
                 w ? w->tflops : 0.0, t.baseline.tflops, ratio, w ? w->id.c_str() : "(none)");
   }
-}
-
-// Why a problem ended without a winner: no candidate accepts it (and what would serve it), or the stage that
-// removed the candidates that did.
-std::string why_no_winner(const ProblemTiming& timing, const ProblemCandidates& coverage,
-                          const std::vector<CompiledCandidate>& compiled,
-                          const std::vector<FuzzedCandidate>& fuzzed) {
-  if (coverage.candidates == 0) return uncovered_problem_lines({coverage}).front();
-  const Problem& p = timing.problem;
-  const auto accepts = [&](const Candidate& c) {
-    return c.types == TypePair{p.input, p.output} && !c.kernel_template->refusal(c.point, shape_of(p));
-  };
-  std::map<std::string, int64_t> pruned, failed;
-  int64_t kept = 0, passed = 0;
-  for (const CompiledCandidate& c : compiled)
-    if (accepts(c.candidate)) (c.status == CompileStatus::compiled ? ++kept : ++pruned[to_string(c.status)]);
-  for (const FuzzedCandidate& f : fuzzed)
-    if (accepts(f.candidate))
-      (f.passed ? ++passed : ++failed[f.failure ? fuzz::to_string(f.failure->failure_class) : "not fuzzed"]);
-  const auto counts = [](const std::map<std::string, int64_t>& by) {
-    std::string out;
-    for (const auto& [what, count] : by)
-      out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + what;
-    return out;
-  };
-  const std::string head = "problem " + p.name + " (" + describe_problem(p) + "): no winner: ";
-  if (kept == 0)
-    return head + "compilation pruned all " + std::to_string(coverage.candidates) +
-           " candidates that accept it (" + counts(pruned) + ")";
-  if (passed == 0)
-    return head + "none of its " + std::to_string(kept) + " compiled candidates passed fuzzing (" +
-           counts(failed) + ")";
-  std::map<std::string, int64_t> statuses;
-  for (const TimedEntry& e : timing.entries) ++statuses[e.status];
-  return head + std::to_string(passed) + " candidates passed fuzzing, none was verified and timed (" +
-         (statuses.empty() ? std::string("none timed") : counts(statuses)) + ")";
 }
 
 int command_run(Options o) {
