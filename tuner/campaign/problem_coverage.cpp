@@ -104,7 +104,7 @@ std::string describe_problem(const Problem& p) {
 std::vector<ProblemCandidates> candidates_per_problem(const Config& config, const SpaceStage& stage) {
   std::vector<ProblemCandidates> out;
   for (const Problem& problem : config.problems) {
-    ProblemCandidates entry{problem};
+    ProblemCandidates entry{problem, 0, {}};
     const GemmShape shape = shape_of(problem);
     for (const Candidate& c : stage.candidates)
       entry.candidates +=
