@@ -9,8 +9,8 @@
 // which reads no operand, accepts residues the others do not); and (c) the refusal filters out at most half
 // of the draws before it (when written, it kept 199 of 200 at the least). "Accepted" is found by probing the
 // refusal itself, moving one dimension of generated cases at a time over a range of values; nothing here
-// restates a rule. Also: zero sizes are accepted by every template, negative ones and short rows refused, and the
-// launch decision for them.
+// restates a rule. Also: zero sizes are accepted by every template, negative ones and short rows refused,
+// and the launch decision for them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
