@@ -171,7 +171,72 @@ std::vector<CaseRecord> sanitizer_cases(const CaseSpace& space) {
   return cases;
 }
 
-Gen<CaseRecord> gen_case(const CaseSpace& space) {
+Steps default_steps(const CaseSpace& s, const Layout& layout) {
+  Steps steps{};
+  const auto set = [&steps](Dimension d, int64_t step) { steps[static_cast<size_t>(d)] = step; };
+  set(Dimension::m, layout.a == Order::col ? s.k_unit : 1);
+  set(Dimension::n, s.n_unit);
+  set(Dimension::k, layout.b == Order::col ? std::lcm(s.k_unit, s.n_unit) : s.k_unit);
+  set(Dimension::lda, s.k_unit);
+  set(Dimension::ldb, s.n_unit);
+  set(Dimension::ldc, 1);
+  set(Dimension::a_offset, s.k_unit);
+  set(Dimension::b_offset, s.n_unit);
+  set(Dimension::c_offset, 1);
+  return steps;
+}
+
+namespace {
+
+// A residue draw per dimension: below kOnUnit the dimension stays as drawn (on its preferred unit); from
+// there on it takes one of the residues modulo 16 bytes of its element that its step allows, uniformly.
+// Shrinks go back to the value as drawn.
+constexpr int kOnUnit = 32, kResidueDraws = 64;
+
+/// The residue `draw` picks modulo `modulus` among the multiples of `step`, or -1 to keep the value.
+int64_t residue_of(int draw, int64_t modulus, int64_t step) {
+  if (draw < kOnUnit || modulus % step != 0 || modulus / step < 2) return -1;
+  return step * ((draw - kOnUnit) % (modulus / step));
+}
+
+/// Moves a record drawn on the preferred units onto the steps of its layout, and to other residues where
+/// its residue draws say so: sizes move down (to stay within the cap, never to zero), leading dimensions up
+/// (to span their rows), offsets within their period.
+void apply_steps(CaseRecord& r, const Steps& steps, const CaseSpace& s, const std::vector<int>& draws) {
+  const auto step_of = [&](Dimension d) { return steps[static_cast<size_t>(d)]; };
+  const auto residue_for = [&](Dimension d) {
+    return residue_of(draws[static_cast<size_t>(d)], residue_modulus(d, s), step_of(d));
+  };
+  for (Dimension d : {Dimension::m, Dimension::n, Dimension::k}) {
+    int64_t& v = d == Dimension::m ? r.m : d == Dimension::n ? r.n : r.k;
+    if (v == 0) continue;
+    const int64_t step = step_of(d), modulus = residue_modulus(d, s);
+    v = std::max(step, v / step * step);
+    if (const int64_t residue = residue_for(d); residue >= 0) {
+      const int64_t below = v - v % modulus + residue - (residue > v % modulus ? modulus : 0);
+      v = below > 0 ? below : residue > 0 ? residue : modulus;
+    }
+  }
+  for (Dimension d : {Dimension::lda, Dimension::ldb, Dimension::ldc}) {
+    int64_t& pad = d == Dimension::lda ? r.lda_pad : d == Dimension::ldb ? r.ldb_pad : r.ldc_pad;
+    const int64_t step = step_of(d), modulus = residue_modulus(d, s);
+    const int64_t extent = value_of(r, d) - pad;
+    int64_t ld = (extent + pad + step - 1) / step * step;
+    if (const int64_t residue = residue_for(d); residue >= 0)
+      ld = (ld + modulus - 1) / modulus * modulus + residue;
+    pad = ld - extent;
+  }
+  for (Dimension d : {Dimension::a_offset, Dimension::b_offset, Dimension::c_offset}) {
+    int64_t& v = d == Dimension::a_offset ? r.a_offset : d == Dimension::b_offset ? r.b_offset : r.c_offset;
+    const int64_t step = step_of(d), modulus = residue_modulus(d, s);
+    v = (v + step - 1) / step * step;
+    if (const int64_t residue = residue_for(d); residue >= 0) v = v - v % modulus + residue;
+  }
+}
+
+}  // namespace
+
+Gen<CaseRecord> gen_broad_case(const CaseSpace& space) {
   const CaseSpace s = space;
   using Scalars = std::pair<double, double>;
   const Gen<Scalars> scalars =
@@ -185,8 +250,8 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
                                                                         {1, Distribution::denormal},
                                                                         {1, Distribution::sparse_nonfinite},
                                                                         {1, Distribution::identity}});
-  // Base-pointer offsets for A, B (in vector units, so a candidate's alignment needs still hold) and C (any
-  // element), mostly zero.
+  // Base-pointer offsets for A, B (in preferred units) and C (any element), mostly zero; apply_steps moves
+  // them off the units where the candidate allows.
   const Gen<std::vector<int64_t>> offsets =
       gen::container<std::vector<int64_t>>(3, weighted_choice<int64_t>({{6, 0}, {1, 1}, {1, 3}}));
   const Gen<int64_t> pad_a =
@@ -206,16 +271,23 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
                                                             {1, std::max<int64_t>(1, s.sm_count / 3)},
                                                             {1, s.sm_count / 2 + 1}})
                                 : gen::just<int64_t>(0);
-  std::vector<std::pair<int, Layout>> layout_weights;
-  for (const Layout& layout : s.layouts) layout_weights.emplace_back(layout == Layout{} ? 3 : 1, layout);
-  const Gen<Layout> layout = weighted_choice<Layout>(layout_weights);
-  return gen::apply(
+  std::vector<std::pair<int, size_t>> layout_weights;
+  for (size_t i = 0; i < s.layouts.size(); ++i)
+    layout_weights.emplace_back(s.layouts[i] == Layout{} ? 3 : 1, i);
+  const Gen<size_t> layout = weighted_choice<size_t>(layout_weights);
+  // Which size is zero (a quick return: nothing to do, or C = beta·C for K = 0): none most often; listed
+  // first, so shrinks leave zero sizes.
+  const Gen<int> zero = weighted_choice<int>({{24, -1}, {1, 0}, {1, 1}, {1, 2}});
+  const Gen<std::vector<int>> residues = gen::container<std::vector<int>>(
+      kDimensions.size(), gen::resize(kFullSize, gen::inRange(0, kResidueDraws)));
+  const auto record = gen::apply(
       [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d,
-          uint64_t seed, std::vector<int64_t> offsets, int64_t split_code, int64_t grid, Layout layout) {
+          uint64_t seed, std::vector<int64_t> offsets, int64_t split_code, int64_t grid, size_t layout_index,
+          int zero_size) {
         CaseRecord r;
-        r.m = shape.m;
-        r.n = shape.n;
-        r.k = shape.k;
+        r.m = zero_size == 0 ? 0 : shape.m;
+        r.n = zero_size == 1 ? 0 : shape.n;
+        r.k = zero_size == 2 ? 0 : shape.k;
         // Keep the full reference affordable: shrink K (in units) when m·n·k is too large. Huge cases (C
         // beyond 2^31 elements) keep their K and are checked by projection; their C is write-only (beta = 0).
         const bool huge = r.m * r.n > (int64_t{1} << 31);
@@ -231,22 +303,39 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
         r.c_offset = offsets[2];
         r.distribution = d;
         r.seed = seed;
-        const int64_t k_tiles = (r.k + s.tile_k - 1) / s.tile_k;
-        r.splits = split_code == -1 ? k_tiles : split_code == -2 ? k_tiles + 1 : split_code;
+        r.splits = split_code;  // resolved once K has its final value
         r.grid = grid;
-        // Shapes keep K and N multiples of the units; a column-major A is stored along M, so M becomes a
-        // multiple of A's unit; a column-major B is stored along K, so K one of B's unit as well (rounding
-        // down, to stay within the cap, but never below one unit).
-        r.layout = layout;
-        if (layout.a == Order::col) r.m = std::max(s.k_unit, round_down(r.m, s.k_unit));
-        if (layout.b == Order::col) {
-          const int64_t unit = std::max(s.k_unit, s.n_unit);  // both powers of two: their common multiple
-          r.k = std::max(unit, round_down(r.k, unit));
-        }
+        r.layout = s.layouts[layout_index];
         return r;
       },
       gen_shape(s), pad_a, pad_b, choice<int64_t>({0, 0, 1, 3, 8}), scalars, distribution,
-      gen::inRange<uint64_t>(0, 1u << 20), offsets, splits, grid, layout);
+      gen::inRange<uint64_t>(0, 1u << 20), offsets, splits, grid, layout, zero);
+  return gen::apply(
+      [s](CaseRecord r, std::vector<int> draws) {
+        const auto at = std::find(s.layouts.begin(), s.layouts.end(), r.layout) - s.layouts.begin();
+        const bool empty = r.m == 0 || r.n == 0 || r.k == 0;
+        const std::vector<Steps>& probed = empty && !s.zero_steps.empty() ? s.zero_steps : s.steps;
+        const Steps steps = probed.empty() ? default_steps(s, r.layout) : probed[static_cast<size_t>(at)];
+        apply_steps(r, steps, s, draws);
+        // The steps may have moved M and N up a little: the cap holds for the shape as it ends.
+        const int64_t k_step = steps[static_cast<size_t>(Dimension::k)];
+        if (r.m * r.n <= (int64_t{1} << 31) && r.m * r.n * r.k > s.max_macs) {
+          const int64_t lda = r.lda(), ldb = r.ldb();
+          r.k = round_down(s.max_macs / (r.m * r.n), k_step);
+          if (r.layout.a == Order::row) r.lda_pad = std::max<int64_t>(0, lda - r.k);
+          if (r.layout.b == Order::col) r.ldb_pad = std::max<int64_t>(0, ldb - r.k);
+        }
+        if (r.m * r.n > (int64_t{1} << 31)) r.ldc_pad = 0;  // huge: C write-only and packed
+        const int64_t k_tiles = (r.k + s.tile_k - 1) / s.tile_k;
+        r.splits = r.splits == -1 ? k_tiles : r.splits == -2 ? k_tiles + 1 : r.splits;
+        return r;
+      },
+      record, residues);
+}
+
+Gen<CaseRecord> gen_case(const CaseSpace& space) {
+  if (!space.accepts) return gen_broad_case(space);
+  return gen::suchThat(gen_broad_case(space), space.accepts);
 }
 
 std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
@@ -271,6 +360,7 @@ std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
   if (r.splits > (r.k + s.tile_k - 1) / s.tile_k) tags.push_back("empty_splits");
   if (r.grid > 0 && r.grid < tiles * std::max<int64_t>(1, r.splits)) tags.push_back("persistent_grid");
   tags.push_back(std::string("dist_") + to_string(r.distribution));
+  for (std::string& tag : domain_tags(r, s)) tags.push_back(std::move(tag));
   return tags;
 }
 

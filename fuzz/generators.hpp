@@ -2,26 +2,32 @@
 // and ± the vector width, K below, at and around the pipeline depth, grids of 0.5, 1.25 and 2.5 waves,
 // large K, padded leading dimensions, the alpha/beta pairs that expose C handling, split counts up to one
 // more than the K tiles, persistent grids of 1, 2 and 3 CTAs, and value distributions from exact small
-// integers to normal values. They generate records (a few numbers), so shrinking is cheap.
+// integers to normal values, and zero sizes; each dimension on the candidate's preferred unit or off it
+// where its refusal allows (the domain law: tests/test_domain.cpp). They generate records (a few numbers), so
+// shrinking is cheap.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <rapidcheck.h>
 
 #include "fuzz/case.hpp"
+#include "fuzz/domain.hpp"
 
 namespace tunefuzz::fuzz {
 
 /// What the candidate under test accepts and where its edges are.
 struct CaseSpace {
-  /// A's stored row length (K row-major, M column-major) and lda must be multiples of this (the candidate's
-  /// vector width, or 1); K always is, whatever the layout.
+  /// The preferred unit (the candidate's vector width, or 1) of K, lda and A's offset: most cases keep them
+  /// multiples of it; the others take the residues `steps` allows.
   int64_t k_unit = 1;
-  /// B's stored row length (N row-major, K column-major) and ldb must be multiples of this; N always is.
+  /// The same for N, ldb and B's offset.
   int64_t n_unit = 1;
+  /// Bytes of A's and B's elements and of C's: the residue classes the domain law counts are modulo 16 bytes.
+  int64_t input_bytes = 2, output_bytes = 2;
   int64_t tile_m = 128, tile_n = 128, tile_k = 32;
   int64_t stages = 3;
   int64_t sm_count = 132;
@@ -37,8 +43,27 @@ struct CaseSpace {
   bool varies_grid = false;
   /// Storage orders of A and B the candidate computes; cases draw from them (row-major A and B most often).
   std::vector<Layout> layouts = {Layout{}};
+  /// Per layout (parallel to `layouts`), the finest step of each dimension the candidate accepts
+  /// (probe_steps). A dimension whose step is finer than its preferred unit is drawn off that unit in about
+  /// a quarter of the cases, at every residue the step allows. Empty: default_steps.
+  std::vector<Steps> steps;
+  /// The same for records with a zero size (probe_zero_steps); empty: `steps`.
+  std::vector<Steps> zero_steps;
+  /// Whether the candidate accepts a record (its refusal rule); empty: every record. gen_case draws broadly
+  /// and keeps what this accepts.
+  std::function<bool(const CaseRecord&)> accepts;
 };
 
+/// The steps of a space without probed ones: every dimension on its preferred unit, M on A's unit where A is
+/// column-major, K on both units where B is.
+Steps default_steps(const CaseSpace& space, const Layout& layout);
+
+/// Records drawn broadly over the space's layouts and steps, before the candidate's refusal filters them:
+/// sizes aimed at the edges (zero sizes included), leading dimensions and offsets on the preferred unit or
+/// off it.
+rc::Gen<CaseRecord> gen_broad_case(const CaseSpace& space);
+
+/// gen_broad_case filtered by `space.accepts` (at most 100 draws per case; shrinks stay accepted).
 rc::Gen<CaseRecord> gen_case(const CaseSpace& space);
 
 /// Three small cases, fixed rather than drawn, for replays under compute-sanitizer, whose tools see races
@@ -49,7 +74,7 @@ rc::Gen<CaseRecord> gen_case(const CaseSpace& space);
 std::vector<CaseRecord> sanitizer_cases(const CaseSpace& space);
 
 /// The bug classes a record exercises, for coverage counts: `m_tail`, `k_lt_tile`, `large_k`,
-/// `beta_nonzero`...
+/// `beta_nonzero`..., then its domain classes (domain_tags: `n%8=3`, `k=0`, `m_tile=tail`).
 std::vector<std::string> case_tags(const CaseRecord& record, const CaseSpace& space);
 
 }  // namespace tunefuzz::fuzz

@@ -304,10 +304,9 @@ HostMatrix transposed(const HostMatrix& logical, int64_t ld) {
 }
 
 CaseOperands materialise(const CaseRecord& record, Precision input, Precision output) {
-  if (record.m < 1 || record.n < 1 || record.k < 1 || record.lda_pad < 0 || record.ldb_pad < 0 ||
+  if (record.m < 0 || record.n < 0 || record.k < 0 || record.lda_pad < 0 || record.ldb_pad < 0 ||
       record.ldc_pad < 0) {
-    throw Error(ErrorKind::bad_input,
-                "case record with a non-positive size or a negative padding: " + to_string(record));
+    throw Error(ErrorKind::bad_input, "case record with a negative size or padding: " + to_string(record));
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const bool a_row = record.layout.a == Order::row, b_row = record.layout.b == Order::row;

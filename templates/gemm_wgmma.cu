@@ -783,3 +783,5 @@ TF_ENTRY(tf_gemm_cr, true, false)
 TF_ENTRY(tf_gemm_cc, true, true)
 #endif
 #endif
+
+#include "scale_c.h"  // tf_scale_c: the launch for K = 0

@@ -123,7 +123,7 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_EQ(&find_template("gemm_simt"), &simt());
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
-  EXPECT_EQ(simt().entry_points, std::vector<std::string>{"tf_gemm"});
+  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_scale_c"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
@@ -420,8 +420,8 @@ TEST(GemmSimtRefusal, ShapesLayoutsAndGridsItCannotCompute) {
     ASSERT_TRUE(why.has_value());
     EXPECT_EQ(*why, std::string("gemm_simt computes row-major A and B only (layout RR), not ") + layout);
   }
-  GemmShape empty = shape(0, 4, 4);
-  EXPECT_EQ(simt().refusal(p, empty), "M, N and K must be at least 1");
+  EXPECT_EQ(simt().refusal(p, shape(0, 4, 4)), std::nullopt) << "a zero size is a quick return";
+  EXPECT_EQ(simt().refusal(p, shape(-1, 4, 4)), "M, N and K must not be negative (M=-1, N=4, K=4)");
   GemmShape short_rows = shape(8, 8, 8);
   short_rows.lda = 4;
   EXPECT_TRUE(
@@ -449,6 +449,7 @@ TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
     ASSERT_TRUE(kernel.resources.count("tf_gemm")) << kernel.log;
     EXPECT_GT(kernel.resources.at("tf_gemm").registers, 0);
     EXPECT_TRUE(contains(kernel.ptx, ".entry tf_gemm"));
+    EXPECT_TRUE(kernel.resources.count("tf_scale_c")) << "the quick return of K = 0 (scale_c.h)";
     for (const std::string& instruction : simt().expected_instructions(point))
       EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
     // CUDA cores only: no tensor-core instruction, no asynchronous copy.
@@ -586,7 +587,12 @@ TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
 TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
   // No inline assembly, no warp-level intrinsics or warp-size constants, no CUDA-only address-space or
   // asynchronous-copy builtins: the same text must compile under hiprtc for AMD GPUs (wavefronts of 64).
-  const std::string& text = simt_source().text;
+  // The same holds for scale_c.h (tf_scale_c, the launch for K = 0), which it includes: the header reaches
+  // output_types.h's PTX conversions only in templates that include that first.
+  std::string text = simt_source().text;
+  for (const auto& [name, header] : simt_source().headers)
+    if (name == "scale_c.h") text += header;
+  EXPECT_TRUE(contains(text, "tf_scale_c"));
   for (const char* forbidden : {"asm", "__shfl", "__ballot", "__activemask", "warpSize", "__syncwarp",
                                 "__cvta", "cp.async", "__ldg", "% 32", "/ 32", "& 31", ">> 5"})
     EXPECT_FALSE(contains(text, forbidden)) << forbidden;
@@ -594,7 +600,7 @@ TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
   for (size_t at = text.find("#include"); at != std::string::npos; at = text.find("#include", at + 1)) {
     const std::string line = text.substr(at, text.find('\n', at) - at);
     EXPECT_TRUE(line == "#include \"tunefuzz_rtc.h\"" || line == "#include \"gemm_params.h\"" ||
-                line == "#include \"tile_map.h\"")
+                line == "#include \"tile_map.h\"" || line.starts_with("#include \"scale_c.h\""))
         << line;
   }
 }

@@ -538,3 +538,42 @@ TEST_F(GpuTest, SkinnySplitCountersResetAfterEveryLaunch) {
 
 }  // namespace
 }  // namespace tunefuzz
+
+namespace tunefuzz {
+namespace {
+
+// Quick return: a zero size is a valid GEMM on every template, element type pair and layout it computes.
+// M or N = 0 touches nothing (C's padding and the canaries stay), K = 0 makes C = beta·C (zeros without
+// reading the NaN C when beta == 0), whatever the alignment of operands no one reads, and whatever split
+// count or grid the case asks for.
+TEST_F(GpuTest, ZeroSizesAreQuickReturnsOnEveryTemplate) {
+  std::vector<CaseRecord> cases;
+  for (const auto& [m, n, k] : {std::tuple{0, 40, 24}, {40, 0, 24}, {40, 24, 0}, {0, 0, 0}, {300, 264, 0}})
+    for (const double beta : {0.0, -0.5}) {
+      CaseRecord c = record(m, n, k, Distribution::small_int, 2.0, beta);
+      c.ldc_pad = 3;
+      c.c_offset = 1;
+      c.lda_pad = 1;  // rows no vector load or TMA map could take: nothing may read them
+      c.b_offset = 1;
+      cases.push_back(c);
+    }
+  for (const KernelTemplate* t : all_templates()) {
+    if (!t->archs.empty() && std::find(t->archs.begin(), t->archs.end(), device_->arch) == t->archs.end())
+      continue;
+    if (t == &gemm_mma_fp8_template() && std::stoi(device_->arch.substr(3)) < 89)
+      continue;  // fp8 mma: sm_89+
+    for (const TypePair& types : t->supported_types)
+      for (const Layout& layout : t->layouts)
+        for (CaseRecord c : cases) {
+          c.layout = layout;
+          if (t->parameter("SPLIT_K")) c = with(c, c.k == 0 ? 3 : 0, c.m == 0 ? 1 : 0);
+          const device::CaseOutcome outcome = run_on(*t, c, {}, types, 0);
+          EXPECT_TRUE(outcome.passed)
+              << t->name << " " << to_string(types.input) << "->" << to_string(types.output) << " "
+              << fuzz::to_string(c) << ": " << outcome.message;
+        }
+  }
+}
+
+}  // namespace
+}  // namespace tunefuzz

@@ -245,6 +245,7 @@ TEST(HiprtcGemmSimt, DefaultPointCompilesWithItsResourcesAndNoAssembly) {
   EXPECT_GT(r.scalar_registers, 0);
   EXPECT_EQ(r.static_shared_bytes, 0);  // the stages are dynamic LDS
   EXPECT_FALSE(r.spills());
+  EXPECT_TRUE(kernel.resources.count("tf_scale_c")) << "the quick return of K = 0 (scale_c.h)";
 }
 
 TEST(HiprtcGemmSimt, TheKernelsGeometryRecordIsTheHostsFormulas) {

@@ -37,6 +37,7 @@
 #include "tuner/backend/nvrtc_compiler.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/device/jobs.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 #include "tuner/worker/worker_client.hpp"
 #if TUNEFUZZ_HAVE_HIP
 #include "tuner/backend/hiprtc_compiler.hpp"
@@ -280,6 +281,54 @@ TEST(CaseJudging, ARefusedShapeIsRefusedWithoutALaunch) {
   EXPECT_EQ(outcome.failure_class, FailureClass::not_supported);
   EXPECT_FALSE(outcome.message.empty());
   EXPECT_EQ(device.launches, 0);
+}
+
+// A zero size is a case like any other: a correct quick return passes (nothing written for M or N = 0, C =
+// beta·C for K = 0, zeros without reading C when beta == 0), and what a wrong one does is caught: writing the
+// row padding of an N = 0 case, leaving C unwritten or unscaled for K = 0.
+TEST(CaseJudging, ZeroSizesPassWhenQuickAndFailWhenNot) {
+  const auto zero_case = [](int64_t m, int64_t n, int64_t k, double beta) {
+    fuzz::CaseRecord r = small_case();
+    r.m = m, r.n = n, r.k = k, r.beta = beta;
+    return r;
+  };
+  for (const Layout& layout : all_layouts())
+    for (const fuzz::CaseRecord& r :
+         {zero_case(0, 12, 20, 1), zero_case(13, 0, 20, 0), zero_case(13, 12, 0, 0),
+          zero_case(13, 12, 0, -0.5), zero_case(0, 0, 0, 2)}) {
+      fuzz::CaseRecord record = r;
+      record.layout = layout;
+      HostDevice device;
+      const CaseOutcome outcome = device::run_case(device, simt(), record);
+      if (layout != Layout{}) {  // gemm_simt computes RR only, whatever the sizes
+        EXPECT_TRUE(outcome.refused) << fuzz::to_string(record);
+        continue;
+      }
+      EXPECT_TRUE(outcome.passed) << fuzz::to_string(record) << ": " << outcome.message;
+    }
+  {
+    HostDevice device;  // N = 0: C's rows are all padding, which must stay as it was
+    device.bug = [](HostDevice& d, const CaseLaunch& l) { d.c_at(l, 1, 0) = 0.0f; };
+    const CaseOutcome outcome = run(device, zero_case(13, 0, 20, 0));
+    EXPECT_EQ(outcome.failure_class, FailureClass::out_of_bounds_write) << outcome.message;
+  }
+  {
+    HostDevice device;  // K = 0, beta == 0: C arrives as NaN and must come back as zeros
+    device.bug = [](HostDevice& d, const CaseLaunch& l) {
+      d.c_at(l, 2, 3) = std::numeric_limits<float>::quiet_NaN();
+    };
+    const CaseOutcome outcome = run(device, zero_case(13, 12, 0, 0));
+    EXPECT_EQ(outcome.failure_class, FailureClass::incorrect);
+    EXPECT_EQ(outcome.subtype, "unwritten") << outcome.message;
+  }
+  {
+    HostDevice device;  // K = 0, beta != 0: C must be scaled, not cleared
+    device.bug = [](HostDevice& d, const CaseLaunch& l) { d.c_at(l, 0, 0) = 0.0f; };
+    fuzz::CaseRecord r = zero_case(13, 12, 0, -0.5);
+    r.distribution = fuzz::Distribution::ones;
+    const CaseOutcome outcome = run(device, r);
+    EXPECT_EQ(outcome.failure_class, FailureClass::incorrect) << outcome.message;
+  }
 }
 
 // ---- 2. the fuzz job's property over a device ----------------------------------------------------------

@@ -419,6 +419,37 @@ TEST(Materialise, BetaZeroLeavesCAllNaN) {
   }
 }
 
+// A zero size is a valid case (a quick return): it materialises in every layout, its reference is empty for
+// M or N = 0 and beta·C for K = 0 (zeros when beta == 0, C unread), and the oracle holds an output to that:
+// C scaled passes, C left as it was (or NaN, for beta == 0) fails. A negative size is bad input.
+TEST(Materialise, ZeroSizesAreQuickReturnsTheOracleJudges) {
+  for (const Layout& layout : {Layout{}, Layout{Order::col, Order::col}})
+    for (const auto& [m, n, k] : {std::tuple{0, 5, 7}, {6, 0, 7}, {6, 5, 0}, {0, 0, 0}})
+      for (double beta : {0.0, -2.0}) {
+        CaseRecord record = record_of(m, n, k, Distribution::small_int, 3, 1.5, beta);
+        record.layout = layout;
+        record.ldc_pad = 2;
+        SCOPED_TRACE(to_string(record));
+        const CaseOperands ops = materialise(record, Precision::bf16, Precision::fp32);
+        const Reference reference = compute_reference({&ops.a, &ops.b, &ops.c, record.alpha, record.beta});
+        ASSERT_EQ(reference.value.rows(), m);
+        ASSERT_EQ(reference.value.cols(), n);
+        HostMatrix scaled(Precision::fp32, m, n, record.ldc()), unscaled(Precision::fp32, m, n, record.ldc());
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            EXPECT_EQ(reference.value(i, j), beta == 0 ? 0.0 : beta * ops.c.get(i, j));
+            scaled.set(i, j, beta == 0 ? 0.0 : beta * ops.c.get(i, j));
+            unscaled.set(i, j, ops.c.get(i, j));
+          }
+        const ArithmeticModel model{Precision::fp32, Precision::fp32, k};
+        EXPECT_TRUE(check_full(scaled, reference, model, true, beta == 0).pass);
+        // An empty C has nothing to get wrong; otherwise C as it came in (NaN when beta == 0) is wrong.
+        EXPECT_EQ(check_full(unscaled, reference, model, true, beta == 0).pass, m == 0 || n == 0);
+      }
+  EXPECT_THROW(materialise(record_of(-1, 5, 7, Distribution::small_int, 3), Precision::bf16, Precision::fp32),
+               Error);
+}
+
 TEST(Materialise, DistributionsGiveThePromisedValues) {
   const uint64_t seed = 2024;
   const int64_t m = 40, n = 30, k = 50;
@@ -481,7 +512,7 @@ TEST(Materialise, DistributionsGiveThePromisedValues) {
 }
 
 TEST(Materialise, RejectsInvalidRecords) {
-  CaseRecord record = record_of(0, 4, 4, Distribution::ones, 0);
+  CaseRecord record = record_of(-1, 4, 4, Distribution::ones, 0);
   EXPECT_THROW(materialise(record, Precision::fp16, Precision::fp16), Error);
   record.m = 4;
   record.lda_pad = -1;

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/fake_gpu.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 
 extern char** environ;
@@ -39,30 +40,13 @@ const std::string kConfig = TUNEFUZZ_SOURCE_DIR "/configs/smoke.yaml";
 class Resume : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = fs::temp_directory_path() / ("tunefuzz-resume-" + std::to_string(getpid()));
-    fs::create_directories(root_);
-    fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / "fake_gpu_worker.sh",
-                  root_ / "fake_gpu_worker.sh");
-    fs::permissions(root_ / "fake_gpu_worker.sh", fs::perms::owner_all);
-    fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / "fake_sanitizer.sh",
-                  root_ / "fake_sanitizer.sh");
-    fs::permissions(root_ / "fake_sanitizer.sh", fs::perms::owner_all);
-    ::setenv("TUNEFUZZ_WORKER", (root_ / "fake_gpu_worker.sh").c_str(), 1);
-    ::setenv("TUNEFUZZ_COMPUTE_SANITIZER", (root_ / "fake_sanitizer.sh").c_str(), 1);
-    ::setenv("TUNEFUZZ_CACHE_DIR", (root_ / "cache").c_str(), 1);
-    ::setenv("FAKE_STEP_S", "0.3", 1);
+    root_ = tunefuzz::test::install_fake_gpu("resume", "0.3");
     // Warm the kernel cache once, so every campaign below spends its time in the (fake) GPU stages.
     ASSERT_EQ(wait_for(start({"compile", kConfig})), 0);
     ASSERT_EQ(wait_for(start({"run", kConfig, "-o", (root_ / "reference" / "smoke.yaml").string()})), 0);
     reference_ = problems(root_ / "reference" / "smoke.yaml");
   }
-  static void TearDownTestSuite() {
-    ::unsetenv("TUNEFUZZ_WORKER");
-    ::unsetenv("TUNEFUZZ_COMPUTE_SANITIZER");
-    ::unsetenv("TUNEFUZZ_CACHE_DIR");
-    ::unsetenv("FAKE_STEP_S");
-    fs::remove_all(root_);
-  }
+  static void TearDownTestSuite() { tunefuzz::test::remove_fake_gpu(root_); }
 
   static pid_t start(std::vector<std::string> args, const std::string& binary = kTune) {
     args.insert(args.begin(), binary);
@@ -144,7 +128,8 @@ TEST_F(Resume, KilledAtAnyMomentAndResumedEndsWithTheUninterruptedTable) {
 }
 
 // fuzz run's budget bounds a round as well: once it is spent no candidate's job starts, so a round of slow
-// jobs ends with the jobs that were running instead of running to its end.
+// jobs ends with the jobs that were running instead of running to its end. Less than one round is empty
+// work: the run fails (exit 1) and its report says so.
 TEST_F(Resume, FuzzRunStartsNoJobOnceItsBudgetIsSpent) {
   std::ifstream in(kConfig);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -160,10 +145,11 @@ TEST_F(Resume, FuzzRunStartsNoJobOnceItsBudgetIsSpent) {
                                   kFuzz));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   ::setenv("FAKE_STEP_S", "0.3", 1);
-  ASSERT_EQ(code, 0);
+  ASSERT_EQ(code, 1);
   const YAML::Node report = YAML::LoadFile((root_ / "fuzz-run.yaml").string());
   EXPECT_EQ(report["rounds"].as<int>(), 1);
   EXPECT_EQ(report["last_round_not_started"].as<int>(), 3) << "one job started within the budget";
+  EXPECT_NE(report["empty_work"].as<std::string>("").find("fewer than one round"), std::string::npos);
   EXPECT_LT(seconds, 18) << "the round ran on past its budget";
 }
 
@@ -191,7 +177,8 @@ TEST_F(Resume, TheCandidatesRunningWhenItDiedTwiceAreQuarantinedUnlessRetried) {
   kill_after(start({"run", kConfig, "-o", table.string()}), 1.5);
   kill_after(start({"run", kConfig, "-o", table.string(), "--resume"}), 1.5);
   ::setenv("FAKE_STEP_S", "0.3", 1);
-  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume"})), 0);
+  // With its candidates quarantined a problem has no winner: no row, and the campaign fails.
+  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume"})), 1);
   const YAML::Node summary = YAML::LoadFile(fs::path(table).replace_extension(".stages.yaml").string());
   EXPECT_GT(summary["fuzz"]["quarantined"].as<int64_t>(), 0) << YAML::Dump(summary["fuzz"]);
   EXPECT_EQ(summary["fuzz"]["quarantined"].as<int64_t>(),

@@ -156,6 +156,7 @@ TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
                     gemm_wgmma_computes(point, layout))
           << to_string(layout);
     }
+    EXPECT_EQ(kernel.resources.count("tf_scale_c"), 1u) << "the quick return of K = 0 (scale_c.h)";
   }
 }
 
@@ -365,10 +366,10 @@ TEST(WgmmaTemplate, ASourceCarriesOnlyTheHeadersItIncludes) {
     for (const auto& [name, text] : s.headers) out.insert(name);
     return out;
   };
-  EXPECT_EQ(names(source()), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "tile_map.h",
-                                                    "tunefuzz_rtc.h", "wgmma_ops.h"}));
+  EXPECT_EQ(names(source()), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "scale_c.h",
+                                                    "tile_map.h", "tunefuzz_rtc.h", "wgmma_ops.h"}));
   const KernelSource mma = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
-  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "tile_map.h",
+  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "scale_c.h", "tile_map.h",
                                                "tunefuzz_rtc.h"}));
 }
 

@@ -6,8 +6,8 @@
 //                                                     compute-sanitizer)
 //   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; replay survivors
 //                                                     under compute-sanitizer; report which were caught
-// Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced), 2 bad input,
-// 3 no usable GPU.
+// Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced; run: also no
+// candidate left to fuzz, or fewer cases than one round), 2 bad input, 3 no usable GPU.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -27,6 +27,7 @@
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/common/version.hpp"
+#include "tuner/device/domain_coverage.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
@@ -96,6 +97,33 @@ void print_failures(const std::vector<FuzzedCandidate>& failed, FILE* text) {
   }
 }
 
+// Says why a candidate is missing from the campaign: each compile-stage prune with its reason (spills with
+// their bytes, occupancy, a slow path, a compile error's first line), and the space stage's prunes when it
+// kept nothing. Returns why nothing is left to fuzz, or "" when something is.
+std::string explain_removed(const Prepared& prepared, FILE* text) {
+  int64_t kept = 0;
+  for (const CompiledCandidate& c : prepared.compiled) {
+    if (c.status == CompileStatus::compiled) {
+      ++kept;
+      continue;
+    }
+    std::fprintf(text, "pruned at compile: %-15s %s: %s\n", to_string(c.status), c.candidate.id().c_str(),
+                 c.message.substr(0, c.message.find('\n')).c_str());
+  }
+  if (kept > 0) return "";
+  if (!prepared.compiled.empty())
+    return "compilation pruned all " + std::to_string(prepared.compiled.size()) +
+           " candidates (each with its reason above)";
+  std::string why = "the space stage made no candidate:";
+  for (const SpaceReport& r : prepared.space.reports) {
+    why += " " + r.kernel_template->name + " kept " + std::to_string(r.kept.size()) + " of " +
+           std::to_string(r.enumerated) + " points";
+    for (const PruneCount& p : r.pruned)
+      if (p.count) why += " (" + std::to_string(p.count) + " pruned by " + p.constraint + ")";
+  }
+  return why + "; or no template computes the element types of the config's problems";
+}
+
 int command_run(const Options& o) {
   const double budget_s = parse_budget(o.budget);
   const std::vector<std::string> sanitizer =
@@ -104,6 +132,19 @@ int command_run(const Options& o) {
   const auto start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
   const Config& config = prepared.config;
+  // Nothing left to fuzz is a failure, said before any GPU is asked for.
+  const std::string nothing_to_fuzz = explain_removed(prepared, text);
+  if (!nothing_to_fuzz.empty()) {
+    std::fprintf(stderr, "fuzz: nothing to fuzz: %s\n", nothing_to_fuzz.c_str());
+    if (o.json) {
+      YAML::Node report;
+      report["format"] = "tunefuzz-fuzz-run/1";
+      report["cases"] = 0;
+      report["empty_work"] = nothing_to_fuzz;
+      std::fputs(to_json(report).c_str(), stdout);
+    }
+    return 1;
+  }
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const uint64_t seed = o.seed_given ? o.seed : config.seed;
@@ -114,6 +155,10 @@ int command_run(const Options& o) {
   std::vector<CompiledCandidate> alive;
   for (const CompiledCandidate& c : prepared.compiled)
     if (c.status == CompileStatus::compiled) alive.push_back(c);
+  const size_t alive_at_start = alive.size();
+  const int64_t cases_per_round =
+      static_cast<int64_t>(alive.size()) * (o.cases ? o.cases : config.budgets.fuzz_cases);
+  std::map<std::string, device::CandidateCoverage> by_candidate;  // every candidate's tags, over all rounds
   std::vector<FuzzedCandidate> failed;
   std::map<std::string, int64_t> coverage;
   int64_t cases = 0, rounds = 0;
@@ -141,7 +186,12 @@ int command_run(const Options& o) {
     std::vector<CompiledCandidate> still;
     for (size_t i = 0; i < results.size(); ++i) {
       cases += results[i].cases_run;
-      for (const auto& [tag, count] : results[i].coverage) coverage[tag] += count;
+      device::CandidateCoverage& mine = by_candidate[results[i].candidate.id()];
+      mine.candidate = results[i].candidate;
+      for (const auto& [tag, count] : results[i].coverage) {
+        mine.coverage[tag] += count;
+        if (!fuzz::is_domain_tag(tag)) coverage[tag] += count;  // summarised per dimension below
+      }
       if (results[i].failure)
         failed.push_back(results[i]);
       else
@@ -158,8 +208,19 @@ int command_run(const Options& o) {
   std::fprintf(text, "coverage (cases per tag):\n");
   for (const auto& [tag, count] : coverage)
     std::fprintf(text, "  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
+  std::vector<device::CandidateCoverage> covered;
+  for (const auto& [id, entry] : by_candidate) covered.push_back(entry);
+  const std::string domain = device::domain_coverage_summary(covered, device.limits.sm_count);
+  std::fprintf(text, "%s\n", domain.c_str());
+  // Empty work is a failure: no candidate fuzzed, or not even one round's cases.
+  std::string empty_work;
+  if (cases < cases_per_round)
+    empty_work = "fuzzed " + std::to_string(cases) + " cases, fewer than one round (" +
+                 std::to_string(cases_per_round) + ": " + std::to_string(alive_at_start) +
+                 " candidates x their cases); the budget ran out first";
   std::map<std::string, int64_t> by_class;
   for (const FuzzedCandidate& f : failed) ++by_class[fuzz::to_string(f.failure->failure_class)];
+  if (!empty_work.empty()) std::fprintf(text, "empty work: %s\n", empty_work.c_str());
   std::fprintf(text, "failures: %zu", failed.size());
   for (const auto& [name, count] : by_class)
     std::fprintf(text, ", %lld %s", static_cast<long long>(count), name.c_str());
@@ -184,6 +245,8 @@ int command_run(const Options& o) {
   YAML::Node tags(YAML::NodeType::Map);
   for (const auto& [tag, count] : coverage) tags[tag] = count;
   report["coverage"] = tags;
+  report["domain_coverage"] = domain;
+  if (!empty_work.empty()) report["empty_work"] = empty_work;
   report["failures"] = YAML::Node(YAML::NodeType::Sequence);
   for (const FuzzedCandidate& f : failed) {
     YAML::Node row;
@@ -198,7 +261,7 @@ int command_run(const Options& o) {
   write_yaml(output, report);
   std::fprintf(text, "report: %s\n", output.c_str());
   if (o.json) std::fputs(to_json(report).c_str(), stdout);
-  return failed.empty() ? 0 : 1;
+  return failed.empty() && empty_work.empty() ? 0 : 1;
 }
 
 int command_replay(const Options& o) {

@@ -18,6 +18,7 @@
 #include "tuner/backend/compiler.hpp"
 #include "tuner/backend/kernel_cache.hpp"
 #include "tuner/campaign/environment.hpp"
+#include "tuner/campaign/problem_coverage.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/device/fuzzing.hpp"
@@ -28,6 +29,7 @@
 #include "tuner/common/input_file.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
+#include "tuner/device/domain_coverage.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
@@ -151,13 +153,36 @@ int command_space(const Options& o) {
     return 0;
   }
   const SpaceStage stage = space_stage(config);
+  const std::vector<ProblemCandidates> coverage = candidates_per_problem(config, stage);
+  const std::vector<std::string> uncovered = uncovered_problem_lines(coverage);
   if (o.json) {
-    print_json(space_node(stage));
-    return 0;
+    YAML::Node out = space_node(stage);
+    for (const ProblemCandidates& entry : coverage) {
+      YAML::Node n;
+      n["problem"] = entry.problem.name;
+      n["candidates"] = entry.candidates;
+      for (const Suggestion& s : entry.suggestions) {
+        YAML::Node suggestion;
+        suggestion["template"] = s.kernel_template->name;
+        suggestion["changes"] = s.changes;
+        suggestion["point"] = s.point.str();
+        n["would_be_served_by"].push_back(suggestion);
+      }
+      out["problems"].push_back(n);
+    }
+    print_json(out);
+  } else {
+    for (const SpaceReport& r : stage.reports) print_space(r);
+    std::printf("candidates (kept points x element types of the problems): %zu\n", stage.candidates.size());
+    std::printf("candidates per problem:\n");
+    for (const ProblemCandidates& entry : coverage)
+      std::printf("  %-24s %-32s %lld\n", entry.problem.name.c_str(), describe_problem(entry.problem).c_str(),
+                  static_cast<long long>(entry.candidates));
   }
-  for (const SpaceReport& r : stage.reports) print_space(r);
-  std::printf("candidates (kept points x element types of the problems): %zu\n", stage.candidates.size());
-  return 0;
+  // With --template the counts are that template's alone: a problem others serve is no failure then.
+  if (!o.template_name.empty()) return 0;
+  for (const std::string& line : uncovered) std::fprintf(stderr, "tune: %s\n", line.c_str());
+  return uncovered.empty() ? 0 : 1;
 }
 
 int command_compile(const Options& o) {
@@ -247,6 +272,10 @@ int command_run(Options o) {
   if (o.output.empty())
     std::fprintf(stderr, "the table goes to %s (the config's output, relative to %s)\n", output.c_str(),
                  config.file.parent_path().empty() ? "." : config.file.parent_path().c_str());
+  // A problem no candidate accepts cannot get a winner: said now, and the campaign fails at its end.
+  const std::vector<ProblemCandidates> coverage = candidates_per_problem(config, stage);
+  for (const std::string& line : uncovered_problem_lines(coverage))
+    std::fprintf(stderr, "tune: warning: %s\n", line.c_str());
 
   // Nothing is created before there is a GPU to produce something: the probe runs in a scratch folder.
   DeviceInfo device;
@@ -310,21 +339,41 @@ int command_run(Options o) {
     const KernelTemplate& t = find_template(search.name);
     provenance.template_hashes[t.name] = KernelSource::load(template_directory(), t.source_file).hash();
   }
-  write_yaml(output, results_table(device, provenance, timings, fuzzed, config.budgets.fuzz_cases));
+  // Only problems with a winner become rows; each without one fails the campaign, named with its reason.
+  std::vector<ProblemTiming> won;
+  std::vector<std::string> no_winner;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    if (timings[i].winner())
+      won.push_back(timings[i]);
+    else
+      no_winner.push_back(why_no_winner(timings[i], coverage[i], compiled, fuzzed));
+  }
+  write_yaml(output, results_table(device, provenance, won, fuzzed, config.budgets.fuzz_cases));
   const YAML::Node summary = stage_summary(stage, compiled, &fuzzed, &timings);
   write_yaml(stage_summary_path(output), summary);
+  std::vector<device::CandidateCoverage> fuzzed_coverage;
+  for (const FuzzedCandidate& f : fuzzed)
+    if (f.passed) fuzzed_coverage.push_back({f.candidate, f.coverage});
+  const std::string domain = device::domain_coverage_summary(fuzzed_coverage, device.limits.sm_count);
   if (o.json) {
     YAML::Node out;
-    out["status"] = "done";
+    out["status"] = no_winner.empty() ? "done" : "failed";
     out["table"] = read_yaml(output);
     out["stages"] = summary;
+    for (const std::string& line : no_winner) out["problems_without_winner"].push_back(line);
+    out["domain_coverage"] = domain;
     print_json(out);
-    return 0;
+  } else {
+    print_table(timings);
+    std::printf("\n%s", format_stage_summary(summary).c_str());
+    std::printf("fuzz     %s\n", domain.c_str());
+    std::printf("wrote %s and %s\n", output.c_str(), stage_summary_path(output).c_str());
   }
-  print_table(timings);
-  std::printf("\n%s", format_stage_summary(summary).c_str());
-  std::printf("wrote %s and %s\n", output.c_str(), stage_summary_path(output).c_str());
-  return 0;
+  for (const std::string& line : no_winner) std::fprintf(stderr, "tune: %s\n", line.c_str());
+  if (!no_winner.empty())
+    std::fprintf(stderr, "tune: %zu of %zu problems have no winner and no row in %s\n", no_winner.size(),
+                 timings.size(), output.c_str());
+  return no_winner.empty() ? 0 : 1;
 }
 
 // A table is stale when the templates, the tool, the card or the driver it was measured with have changed.

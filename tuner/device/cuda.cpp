@@ -147,11 +147,13 @@ void DeviceBuffer::reserve(size_t bytes) {
 
 void DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) {
   if (offset + bytes > bytes_) throw Error(ErrorKind::internal, "upload past the end of a device buffer");
+  if (bytes == 0) return;  // an empty operand (a zero size)
   check(cuMemcpyHtoD(pointer_ + offset, host, bytes), "cuMemcpyHtoD");
 }
 
 void DeviceBuffer::download(void* host, size_t bytes, size_t offset) const {
   if (offset + bytes > bytes_) throw Error(ErrorKind::internal, "download past the end of a device buffer");
+  if (bytes == 0) return;
   check(cuMemcpyDtoH(host, pointer_ + offset, bytes), "cuMemcpyDtoH");
 }
 

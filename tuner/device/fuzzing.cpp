@@ -75,7 +75,7 @@ fuzz::ArithmeticModel arithmetic_model(const Candidate& candidate, Precision out
 fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
   const Point& p = candidate.point;
   fuzz::CaseSpace s;
-  // The alignment unit of K and N: the vector width, 1 where misaligned operands are packed first, and 16
+  // The preferred unit of K and N: the vector width, 1 where misaligned operands are packed first, and 16
   // bytes for templates without VEC (TMA needs 16-byte row strides).
   const KernelTemplate& t = *candidate.kernel_template;
   const int64_t unit = t.parameter("PACK") && p["PACK"] ? 1
@@ -83,14 +83,34 @@ fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
                                                         : 16 / size_of(candidate.types.input);
   s.k_unit = unit;
   s.n_unit = unit;
+  s.input_bytes = size_of(candidate.types.input);
+  s.output_bytes = size_of(candidate.types.output);
   s.tile_m = p["BM"];
   s.tile_n = p["BN"];
   s.tile_k = p["BK"];
   s.stages = p["STAGES"];
   s.sm_count = sm_count;
-  s.varies_splits = candidate.kernel_template->parameter("SPLIT_K") != nullptr;
-  s.varies_grid = candidate.kernel_template->parameter("PERSISTENT") != nullptr;
-  s.layouts = candidate.kernel_template->layouts;
+  s.varies_splits = t.parameter("SPLIT_K") != nullptr;
+  s.varies_grid = t.parameter("PERSISTENT") != nullptr;
+  // The domain is what the launcher accepts: the template's refusal over the record's shape. Probing it
+  // dimension by dimension gives each layout's steps (which residues the generator may draw off the unit);
+  // a layout it accepts nothing of is not drawn at all.
+  s.accepts = [kernel_template = &t, point = p, input_bytes = static_cast<int>(s.input_bytes),
+               output_bytes = static_cast<int>(s.output_bytes)](const fuzz::CaseRecord& record) {
+    return !kernel_template->refusal(point, shape_of(record, input_bytes, output_bytes));
+  };
+  s.layouts.clear();
+  for (const Layout& layout : t.layouts)
+    if (const auto steps = fuzz::probe_steps(s, layout, s.accepts)) {
+      s.layouts.push_back(layout);
+      s.steps.push_back(*steps);
+      s.zero_steps.push_back(fuzz::probe_zero_steps(s, layout, s.accepts).value_or(*steps));
+    }
+  if (s.layouts.empty()) {  // accepts nothing probed: let the generator draw and the refusal say why
+    s.layouts = t.layouts;
+    s.steps.clear();
+    s.zero_steps.clear();
+  }
   return s;
 }
 

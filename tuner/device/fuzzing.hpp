@@ -38,7 +38,8 @@ struct CaseOutcome {
 /// template declares (KernelTemplate::accumulation).
 fuzz::ArithmeticModel arithmetic_model(const Candidate& candidate, Precision output, int64_t k);
 
-/// The generator's view of a candidate: the alignment units it requires and its tile edges.
+/// The generator's view of a candidate: its preferred units, tile edges, launch overrides, and its domain
+/// (the template's refusal as `accepts`, with the steps each layout allows probed from it).
 fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count);
 
 /// The problem shape a record describes (row-major), with the base alignment its offsets leave.

@@ -1,6 +1,7 @@
 // Launcher of templates/gemm_mma.cu: optional packing of misaligned operands into scratch (PACK=1), then the
 // GEMM kernel on a 1-D grid of units (output tiles × K splits; fewer CTAs than units when persistent), then,
-// with more than one split, the in-order reduction of the partials.
+// with more than one split, the in-order reduction of the partials. A zero size launches tf_scale_c (K = 0)
+// or nothing.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "tuner/device/runner.hpp"
 #include "tuner/device/template_launch.hpp"
 #include "tuner/templates/gemm_mma.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 
 namespace tunefuzz::device {
 
@@ -21,6 +23,7 @@ class GemmMmaRunner final : public GemmRunner {
         module_(image),
         pack_(module_.function("tf_pack")),
         reduce_(module_.function("tf_reduce")),
+        scale_c_(module_.function(kScaleCEntry)),
         element_bytes_(size_of(candidate.types.input)) {
     const KernelTemplate& t = *candidate.kernel_template;
     for (const Layout& layout : t.layouts)  // the module exports the storage orders the template computes
@@ -43,10 +46,12 @@ class GemmMmaRunner final : public GemmRunner {
   }
 
   int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    if (quick_return(shape) != QuickReturn::none) return 0;  // nothing packed, no partials
     return gemm_mma_geometry(candidate_.point, shape, overrides, element_bytes_).workspace_bytes;
   }
 
   void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
+    if (launch_quick_return(scale_c_, g, stream)) return;
     LaunchOverrides launch = g.overrides;
     if (launch.grid == 0 && candidate_.point["PERSISTENT"]) launch.grid = resident_ctas_;
     const LaunchGeometry geo = gemm_mma_geometry(candidate_.point, g.shape, launch, element_bytes_);
@@ -117,6 +122,7 @@ class GemmMmaRunner final : public GemmRunner {
   CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
   CUfunction pack_;
   CUfunction reduce_;
+  CUfunction scale_c_;
   int64_t element_bytes_;
   int64_t resident_ctas_ = 1;
 };

@@ -1,7 +1,9 @@
-// Launcher of templates/gemm_simt.cu: one kernel on a 1-D grid of output tiles; no scratch, no set-up.
+// Launcher of templates/gemm_simt.cu: one kernel on a 1-D grid of output tiles; no scratch, no set-up (a zero
+// size: tf_scale_c or nothing).
 #include <memory>
 
 #include "tuner/device/template_launch.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 
 namespace tunefuzz::device {
 
@@ -10,7 +12,10 @@ namespace {
 class GemmSimtRunner final : public GemmRunner {
  public:
   GemmSimtRunner(const Candidate& candidate, const std::string& image)
-      : candidate_(candidate), module_(image), gemm_(module_.function("tf_gemm")) {
+      : candidate_(candidate),
+        module_(image),
+        gemm_(module_.function("tf_gemm")),
+        scale_c_(module_.function(kScaleCEntry)) {
     check_kernel_meta(module_, candidate);
     const int64_t smem = candidate.kernel_template->shared_memory_bytes(candidate.point);
     check(cuFuncSetAttribute(gemm_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
@@ -28,6 +33,7 @@ class GemmSimtRunner final : public GemmRunner {
   }
 
   void run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const override {
+    if (launch_quick_return(scale_c_, g, stream)) return;
     // The template neither splits K nor walks a persistent grid: an override would go unheeded, untested.
     if (g.overrides != LaunchOverrides{})
       throw Error(ErrorKind::internal, candidate_.id() + " was asked for split-K or a persistent grid");
@@ -43,6 +49,7 @@ class GemmSimtRunner final : public GemmRunner {
   Candidate candidate_;
   Module module_;
   CUfunction gemm_;
+  CUfunction scale_c_;
 };
 
 }  // namespace

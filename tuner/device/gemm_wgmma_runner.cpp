@@ -1,8 +1,8 @@
 // Launcher of templates/gemm_wgmma.cu: encodes the TMA tensor maps of A, B (and C, when the epilogue can
 // store through TMA) for each problem, then launches one kernel on a grid of output tiles, or on as many CTAs
 // as are resident at once when PERSISTENT=1 (or on the fuzz case's grid), in clusters of CLUSTER_M x
-// CLUSTER_N CTAs (a launch attribute). Maps are kept for the last operands seen, so timed repeats of one
-// problem do not pay for encoding.
+// CLUSTER_N CTAs (a launch attribute); a zero size launches tf_scale_c (K = 0) or nothing. Maps are kept for
+// the last operands seen, so timed repeats of one problem do not pay for encoding.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -10,6 +10,7 @@
 #include "templates/gemm_params.h"
 #include "tuner/device/runner.hpp"
 #include "tuner/device/template_launch.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz::device {
@@ -54,7 +55,7 @@ CUtensorMap encode(CUdeviceptr base, Precision precision, int64_t rows, int64_t 
 class GemmWgmmaRunner final : public GemmRunner {
  public:
   GemmWgmmaRunner(const Candidate& candidate, const std::string& image)
-      : candidate_(candidate), module_(image) {
+      : candidate_(candidate), module_(image), scale_c_(module_.function(kScaleCEntry)) {
     const KernelTemplate& t = *candidate.kernel_template;
     for (const Layout& layout : t.layouts)
       if (gemm_wgmma_computes(candidate.point, layout))
@@ -82,6 +83,7 @@ class GemmWgmmaRunner final : public GemmRunner {
   int64_t workspace_bytes(const GemmShape&, const LaunchOverrides&) const override { return 0; }
 
   void run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const override {
+    if (launch_quick_return(scale_c_, g, stream)) return;  // before any tensor map is encoded
     if (g.overrides.splits > 1)
       throw Error(ErrorKind::internal, candidate_.id() + " does not split K but was asked for splits");
     const KernelTemplate& t = *candidate_.kernel_template;
@@ -167,6 +169,7 @@ class GemmWgmmaRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
+  CUfunction scale_c_;
   CUfunction gemm_[4] = {};    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
   int64_t resident_ctas_ = 1;  ///< CTAs of the clusters that fit on the GPU at once
   mutable std::unique_ptr<Maps> maps_;  ///< the last operands' maps (a worker runs one GEMM at a time)

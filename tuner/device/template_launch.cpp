@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tuner/templates/gemm_rules.hpp"
+
 namespace tunefuzz::device {
 
 void check_kernel_meta(const Module& module, const Candidate& candidate) {
@@ -64,6 +66,24 @@ std::string gemm_entry_name(const Layout& layout) {
 
 int layout_index(const Layout& layout) {
   return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
+}
+
+bool launch_quick_return(CUfunction scale_c, const DeviceGemm& g, CUstream stream) {
+  switch (quick_return(g.shape)) {
+    case QuickReturn::none:
+      return false;
+    case QuickReturn::nothing:
+      return true;
+    case QuickReturn::scale_c:
+      break;
+  }
+  TfGemmParams p = gemm_params(g);
+  void* args[] = {&p};
+  const LaunchGeometry geo = scale_c_geometry(g.shape);
+  check(cuLaunchKernel(scale_c, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
+                       1, 1, 0, stream, args, nullptr),
+        "cuLaunchKernel(tf_scale_c)");
+  return true;
 }
 
 TfGemmParams gemm_params(const DeviceGemm& g) {

@@ -29,6 +29,11 @@ int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t thr
 std::string gemm_entry_name(const Layout& layout);
 int layout_index(const Layout& layout);
 
+/// The launch a GEMM with a zero size makes instead of the template's own (tunefuzz::quick_return): none for
+/// M or N = 0, tf_scale_c (`scale_c`, from the candidate's module) for K = 0. True when `gemm` was such a
+/// GEMM (the caller launches nothing more), false when the template's kernels must run.
+bool launch_quick_return(CUfunction scale_c, const DeviceGemm& gemm, CUstream stream);
+
 /// The kernel arguments of `gemm` as given: operands, sizes, leading dimensions, alpha and beta; every other
 /// field zero.
 TfGemmParams gemm_params(const DeviceGemm& gemm);

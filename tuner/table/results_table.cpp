@@ -5,6 +5,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "fuzz/domain.hpp"
 #include "tuner/common/version.hpp"
 
 namespace tunefuzz {
@@ -96,7 +97,8 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
         ++quarantined;
         fuzz["quarantined_candidates"].push_back(f.candidate.id());
       }
-      for (const auto& [tag, count] : f.coverage) coverage[tag] += count;
+      for (const auto& [tag, count] : f.coverage)  // domain classes (`n%8=3`): the journal has them
+        if (!fuzz::is_domain_tag(tag)) coverage[tag] += count;
       if (!f.failure) continue;
       ++by_class[fuzz::to_string(f.failure->failure_class)];
       YAML::Node failure;
@@ -272,7 +274,8 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
         evidence["cases_budget"] = fuzz_cases_per_candidate;
         evidence["seed"] = f->seed;
         YAML::Node coverage(YAML::NodeType::Map);  // the bug classes its cases exercised
-        for (const auto& [tag, count] : f->coverage) coverage[tag] = count;
+        for (const auto& [tag, count] : f->coverage)
+          if (!fuzz::is_domain_tag(tag)) coverage[tag] = count;
         coverage.SetStyle(YAML::EmitterStyle::Flow);
         evidence["coverage"] = coverage;
         row["fuzz"] = evidence;

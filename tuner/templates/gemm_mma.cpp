@@ -122,6 +122,7 @@ std::vector<Constraint> constraints(int64_t eb) {
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 mma takes row-major A and column-major B: RC"))
     return why;
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
   const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX && !p["PERSISTENT"])
     return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
@@ -142,7 +143,7 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_mma.cu";
   t.summary = f.summary;
-  t.entry_points = {"tf_gemm_rc", "tf_pack", "tf_reduce"};
+  t.entry_points = {"tf_gemm_rc", "tf_pack", "tf_reduce", kScaleCEntry};
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},

@@ -40,6 +40,26 @@ int64_t narrowest_output_bytes(std::string_view template_name) {
 
 }  // namespace
 
+std::optional<std::string> size_refusal(const GemmShape& s) {
+  if (s.m < 0 || s.n < 0 || s.k < 0)
+    return "M, N and K must not be negative (M=" + std::to_string(s.m) + ", N=" + std::to_string(s.n) +
+           ", K=" + std::to_string(s.k) + ")";
+  return std::nullopt;
+}
+
+QuickReturn quick_return(const GemmShape& s) {
+  if (s.m == 0 || s.n == 0) return QuickReturn::nothing;
+  return s.k == 0 ? QuickReturn::scale_c : QuickReturn::none;
+}
+
+LaunchGeometry scale_c_geometry(const GemmShape& s) {
+  constexpr int64_t threads = 256, most_ctas = 65535;
+  LaunchGeometry g;
+  g.block_x = threads;
+  g.grid_x = std::clamp<int64_t>((s.m * s.n + threads - 1) / threads, 1, most_ctas);
+  return g;
+}
+
 std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
   const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
   return {{"A", a_col ? "M" : "K", a_col ? s.m : s.k, s.lda, s.a_alignment},
@@ -52,7 +72,7 @@ std::optional<std::string> operands_refusal(std::string_view template_name, cons
   if (std::find(layouts.begin(), layouts.end(), s.layout) == layouts.end())
     return std::string(template_name) + " does not compute layout " + to_string(s.layout) + " (" +
            std::string(layout_note) + ")";
-  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
+  if (auto why = size_refusal(s)) return why;
   const auto [a, b] = stored_operands(s);
   if (a.ld < a.extent || b.ld < b.extent || s.ldc < s.n)
     return std::string("leading dimensions must be at least the stored row lengths (lda >= ") +
@@ -88,7 +108,7 @@ std::optional<std::string> shape_refusal(std::string_view template_name, const G
   if (s.layout != Layout{})
     return std::string(template_name) + " computes row-major A and B only (layout RR), not " +
            to_string(s.layout);
-  if (s.m < 1 || s.n < 1 || s.k < 1) return std::string("M, N and K must be at least 1");
+  if (auto why = size_refusal(s)) return why;
   if (s.lda < s.k || s.ldb < s.n || s.ldc < s.n)
     return std::string("leading dimensions must be at least the row lengths (lda >= K, ldb >= N, ldc >= N)");
   if (s.c_alignment % c_element_bytes != 0)

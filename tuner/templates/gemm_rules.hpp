@@ -1,6 +1,6 @@
 // Rules every GEMM template states the same way: the constraints against a device's per-CTA limits (threads,
 // shared memory), and the problems a template refuses for shared reasons (a layout it does not compute,
-// sizes below 1, leading dimensions shorter than the rows, a misaligned C, a grid over 2^31 - 1 CTAs, vector
+// negative sizes, leading dimensions shorter than the rows, a misaligned C, a grid over 2^31 - 1 CTAs, vector
 // loads that K, N, the leading dimensions or the base addresses do not allow), and what the tensor-core
 // templates declare alike (their element types, the four layouts, the operands as stored). Refusals are one
 // line each, or nullopt when the problem passes.
@@ -25,6 +25,21 @@ const std::vector<TypePair>& fp8_type_pairs();
 /// RR, RC, CR and CC.
 const std::vector<Layout>& all_layouts();
 
+/// Negative M, N or K; zero sizes are valid (a quick return).
+std::optional<std::string> size_refusal(const GemmShape& shape);
+
+/// What a launch of a problem with a zero size does instead of the GEMM: nothing at all when M or N is 0 (C
+/// is untouched), C = beta·C when only K is 0 (zeros written, C unread, when beta == 0). Every template
+/// accepts such a problem once its shared rules pass (no vector or TMA rule applies), and its launcher runs
+/// no GEMM kernel for it.
+enum class QuickReturn { none, nothing, scale_c };
+QuickReturn quick_return(const GemmShape& shape);
+
+/// The kernel every template exports for QuickReturn::scale_c (templates/scale_c.h), and its launch: 256
+/// threads per CTA, one CTA per 256 elements of C up to 65535 CTAs (the kernel strides over the rest).
+inline constexpr const char* kScaleCEntry = "tf_scale_c";
+LaunchGeometry scale_c_geometry(const GemmShape& shape);
+
 /// An operand as stored: its row length (K for row-major A, M for column-major A; N for row-major B, K for
 /// column-major B), leading dimension and base alignment: what vector loads, packing and TMA act on.
 struct Stored {
@@ -35,7 +50,7 @@ struct Stored {
 std::pair<Stored, Stored> stored_operands(const GemmShape& shape);
 
 /// What the tensor-core templates refuse alike: a storage order outside `layouts` (the message ends with
-/// `layout_note`), M, N or K below 1, a leading dimension shorter than its stored row, and a C whose base is
+/// `layout_note`), M, N or K negative, a leading dimension shorter than its stored row, and a C whose base is
 /// not aligned to the narrowest output type the template writes (1 byte where it writes fp8: the refusal does
 /// not see the candidate's own output type, and every C the tuner makes is aligned to its element).
 std::optional<std::string> operands_refusal(std::string_view template_name, const GemmShape& shape,
@@ -52,7 +67,7 @@ Constraint threads_constraint(const std::string& formula, std::function<int64_t(
 /// limit per CTA.
 Constraint shared_memory_constraint(const std::string& what, std::function<int64_t(const Point&)> bytes);
 
-/// Row-major A and B only, M, N, K ≥ 1, lda ≥ K, ldb ≥ N, ldc ≥ N, C aligned to `c_element_bytes`, and at
+/// Row-major A and B only, M, N, K ≥ 0, lda ≥ K, ldb ≥ N, ldc ≥ N, C aligned to `c_element_bytes`, and at
 /// most 2^31 - 1 tiles of `tile_m` × `tile_n` (one CTA each).
 std::optional<std::string> shape_refusal(std::string_view template_name, const GemmShape& shape,
                                          int64_t c_element_bytes, int64_t tile_m, int64_t tile_n);

@@ -80,6 +80,7 @@ std::vector<Constraint> constraints() {
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
   if (auto why = shape_refusal("gemm_simt", s, kElementBytes, p["BM"], p["BN"])) return why;
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made
   return vector_refusal(s, p["VEC"], kElementBytes, "a smaller VEC");
 }
 
@@ -108,7 +109,7 @@ KernelTemplate make_template() {
   t.summary =
       "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, "
       "row-major A and B; portable to hiprtc";
-  t.entry_points = {"tf_gemm"};
+  t.entry_points = {"tf_gemm", kScaleCEntry};
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},

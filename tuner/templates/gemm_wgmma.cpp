@@ -99,6 +99,7 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   if (!gemm_wgmma_computes(p, s.layout))
     return "A_REGS=1 loads A into registers from row-major A only; the A_REGS=0 point serves layout " +
            to_string(s.layout);
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no tensor map is encoded
   // TMA: 16-byte aligned bases and row strides; coordinates are 32-bit.
   const int64_t eb = f.element_bytes;
   if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
@@ -123,7 +124,7 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_wgmma.cu";
   t.summary = f.summary;
-  t.entry_points = {"tf_gemm_rc"};
+  t.entry_points = {"tf_gemm_rc", kScaleCEntry};
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M): CONSUMERS x 64 x m64 blocks per consumer"},

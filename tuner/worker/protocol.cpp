@@ -95,9 +95,9 @@ fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
   // count downstream overflows.
   constexpr int64_t dimension = (int64_t{1} << 31) - 1;
   fuzz::CaseRecord r;
-  r.m = bounded_field(n, "m", 0, 1, dimension);
-  r.n = bounded_field(n, "n", 0, 1, dimension);
-  r.k = bounded_field(n, "k", 0, 1, dimension);
+  r.m = bounded_field(n, "m", 0, 0, dimension);  // zero sizes are quick returns
+  r.n = bounded_field(n, "n", 0, 0, dimension);
+  r.k = bounded_field(n, "k", 0, 0, dimension);
   r.lda_pad = bounded_field(n, "lda_pad", 0, 0, dimension);
   r.ldb_pad = bounded_field(n, "ldb_pad", 0, 0, dimension);
   r.ldc_pad = bounded_field(n, "ldc_pad", 0, 0, dimension);
@@ -121,7 +121,7 @@ fuzz::CaseRecord case_from_yaml(const YAML::Node& n) {
                 {"", n.Mark().line + 1, n.Mark().column + 1, "layout"});
   r.layout = *layout;
   constexpr int64_t elements = int64_t{1} << 40;
-  const auto too_big = [&](int64_t rows, int64_t ld) { return rows > elements / ld; };
+  const auto too_big = [&](int64_t rows, int64_t ld) { return ld > 0 && rows > elements / ld; };
   if (too_big(r.layout.a == Order::row ? r.m : r.k, r.lda()) ||
       too_big(r.layout.b == Order::row ? r.k : r.n, r.ldb()) || too_big(r.m, r.ldc()))
     throw Error(ErrorKind::bad_input, "an operand of the case holds more than 2^40 elements",

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "templates/gemm_params.h"
+#include "tuner/templates/gemm_rules.hpp"
 
 namespace tunefuzz::device::hip {
 
@@ -39,7 +40,8 @@ class GemmSimtRunner final : public HipGemmRunner {
   GemmSimtRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        gemm_(module_.function(candidate.kernel_template->entry_points.front())) {
+        gemm_(module_.function(candidate.kernel_template->entry_points.front())),
+        scale_c_(module_.function(kScaleCEntry)) {
     check_geometry(module_, candidate);
   }
 
@@ -53,8 +55,18 @@ class GemmSimtRunner final : public HipGemmRunner {
     const GemmShape& s = g.shape;
     // Fields in declaration order: operands, sizes, leading dimensions, scales, then no split-K workspace.
     TfGemmParams p{g.a, g.b, g.c, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, g.alpha, g.beta, nullptr, 0, 1};
-    const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
     void* args[] = {&p};
+    // A zero size: nothing to do for M or N = 0, C = beta·C (tf_scale_c) for K = 0.
+    const QuickReturn quick = quick_return(s);
+    if (quick == QuickReturn::nothing) return;
+    if (quick == QuickReturn::scale_c) {
+      const LaunchGeometry geo = scale_c_geometry(s);
+      check(hipModuleLaunchKernel(scale_c_, static_cast<unsigned>(geo.grid_x), 1, 1,
+                                  static_cast<unsigned>(geo.block_x), 1, 1, 0, stream, args, nullptr),
+            "hipModuleLaunchKernel(tf_scale_c)");
+      return;
+    }
+    const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
     check(hipModuleLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), static_cast<unsigned>(geo.grid_y),
                                 static_cast<unsigned>(geo.grid_z), static_cast<unsigned>(geo.block_x), 1, 1,
                                 static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
@@ -65,6 +77,7 @@ class GemmSimtRunner final : public HipGemmRunner {
   Candidate candidate_;
   Module module_;
   hipFunction_t gemm_;
+  hipFunction_t scale_c_;
 };
 
 }  // namespace

@@ -130,12 +130,14 @@ void DeviceBuffer::reserve(size_t bytes) {
 
 void DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) {
   if (offset + bytes > bytes_) throw Error(ErrorKind::internal, "upload past the end of a device buffer");
+  if (bytes == 0) return;  // an empty operand (a zero size)
   check(hipMemcpyHtoD(static_cast<char*>(pointer_) + offset, const_cast<void*>(host), bytes),
         "hipMemcpyHtoD");
 }
 
 void DeviceBuffer::download(void* host, size_t bytes, size_t offset) const {
   if (offset + bytes > bytes_) throw Error(ErrorKind::internal, "download past the end of a device buffer");
+  if (bytes == 0) return;
   check(hipMemcpyDtoH(host, static_cast<char*>(pointer_) + offset, bytes), "hipMemcpyDtoH");
 }
 

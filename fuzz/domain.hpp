@@ -1,0 +1,93 @@
+// The domain of a fuzz case, dimension by dimension: the nine numbers a candidate's refusal looks at (M, N,
+// K, the three leading dimensions and the three base offsets), set one at a time without moving the others,
+// and the classes the domain law counts: each dimension's residue modulo 16 bytes of its element, zero sizes,
+// and whether M, N and K leave a partial tile. A class a record belongs to is a coverage tag (`n%8=3`, `k=0`,
+// `m_tile=tail`), so a campaign can say which accepted classes its cases reached.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fuzz/case.hpp"
+
+namespace tunefuzz::fuzz {
+
+struct CaseSpace;
+
+enum class Dimension { m, n, k, lda, ldb, ldc, a_offset, b_offset, c_offset };
+inline constexpr std::array<Dimension, 9> kDimensions = {
+    Dimension::m,   Dimension::n,        Dimension::k,        Dimension::lda,     Dimension::ldb,
+    Dimension::ldc, Dimension::a_offset, Dimension::b_offset, Dimension::c_offset};
+
+const char* to_string(Dimension dimension);
+
+/// The dimension's value in `record` (leading dimensions as the kernel sees them: extent plus padding).
+int64_t value_of(const CaseRecord& record, Dimension dimension);
+
+/// `record` with `dimension` at `value` and every other dimension's value kept, leading dimensions included
+/// (their paddings absorb a change of M, N or K). A leading dimension that would fall below its row grows by
+/// whole residue moduli (residue_modulus), so its residue stays. nullopt for a negative value or a leading
+/// dimension below its row.
+std::optional<CaseRecord> with_value(const CaseRecord& record, Dimension dimension, int64_t value,
+                                     const CaseSpace& space);
+
+/// What the law counts along one dimension.
+struct DomainClass {
+  enum class Kind { residue, zero, whole_tiles, partial_tile };
+  Dimension dimension;
+  Kind kind;
+  int64_t residue = 0, modulus = 1;  ///< residue classes only
+  /// `n%8=3`, `k=0`, `m_tile=whole`, `m_tile=tail`: the coverage tag.
+  std::string tag() const;
+  bool contains(const CaseRecord& record, const CaseSpace& space) const;
+};
+
+/// The residue modulus of a dimension: 16 bytes of A's and B's elements for M, N, K, lda, ldb and the A and
+/// B offsets, of C's elements for ldc and C's offset (the widest vector access any template makes).
+int64_t residue_modulus(Dimension dimension, const CaseSpace& space);
+
+/// Every class of the space: residues of each dimension, M, N or K zero, and whole or partial tiles of M, N
+/// and K.
+std::vector<DomainClass> domain_classes(const CaseSpace& space);
+
+/// The classes `record` is in, as tags.
+std::vector<std::string> domain_tags(const CaseRecord& record, const CaseSpace& space);
+
+/// Values of `dimension` inside `domain_class` to try from `base` (a few, near the base's own value and small
+/// ones), for probing which classes a candidate accepts.
+std::vector<int64_t> class_values(const DomainClass& domain_class, const CaseRecord& base,
+                                  const CaseSpace& space);
+
+/// The finest step of each dimension (indexed by Dimension) a candidate accepts in one layout.
+using Steps = std::array<int64_t, kDimensions.size()>;
+
+/// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256,
+/// packed leading dimensions, aligned bases), and that record with one dimension moved off by one element
+/// each.
+std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout);
+
+/// The steps `accepts` takes along each dimension of `layout`: moving one dimension of each accepted probe
+/// base through every residue, the greatest common divisor of the residues accepted (and the modulus).
+/// nullopt when it accepts no probe base (a layout the candidate does not compute).
+std::optional<Steps> probe_steps(const CaseSpace& space, const Layout& layout,
+                                 const std::function<bool(const CaseRecord&)>& accepts);
+
+/// The same for records with M, N or K zero (from the probe bases with one size emptied; each dimension the
+/// finest step any of the three takes): a quick return reads no operand, so its candidate may accept any
+/// residue there. nullopt when it accepts none of them.
+std::optional<Steps> probe_zero_steps(const CaseSpace& space, const Layout& layout,
+                                      const std::function<bool(const CaseRecord&)>& accepts);
+
+/// True for the tags of domain classes (they hold '='), which campaigns summarise rather than list.
+bool is_domain_tag(const std::string& tag);
+
+/// The classes `accepts` takes some record of, found by moving one dimension of an accepted `base` at a
+/// time into each class (tags).
+std::vector<std::string> accepted_classes(const CaseSpace& space, const std::vector<CaseRecord>& bases,
+                                          const std::function<bool(const CaseRecord&)>& accepts);
+
+}  // namespace tunefuzz::fuzz

@@ -1,0 +1,51 @@
+// The per-dimension summary of the domain classes a campaign's cases reached (fuzz run, tune run's fuzz
+// stage), against each candidate's accepted classes probed from its refusal.
+#include "tuner/device/domain_coverage.hpp"
+
+#include <algorithm>
+
+#include "fuzz/domain.hpp"
+#include "tuner/device/fuzzing.hpp"
+
+namespace tunefuzz::device {
+
+std::string domain_coverage_summary(const std::vector<CandidateCoverage>& candidates, int64_t sm_count,
+                                    size_t listed) {
+  std::map<std::string, std::pair<int64_t, int64_t>> by_dimension;  // dimension → (reached, accepted)
+  std::vector<std::pair<std::string, std::string>> missed;          // candidate id, classes it missed
+  for (const CandidateCoverage& entry : candidates) {
+    const fuzz::CaseSpace space = case_space_for(entry.candidate, sm_count);
+    std::vector<fuzz::CaseRecord> bases;
+    for (const Layout& layout : space.layouts)
+      for (const fuzz::CaseRecord& base : fuzz::probe_bases(space, layout)) bases.push_back(base);
+    for (const std::string& tag : fuzz::accepted_classes(space, bases, space.accepts)) {
+      std::string dimension = tag.substr(0, tag.find_first_of("%="));
+      if (dimension.ends_with("_tile")) dimension.resize(dimension.size() - 5);
+      const bool reached = entry.coverage.count(tag) > 0;
+      ++by_dimension[dimension].second;
+      by_dimension[dimension].first += reached;
+      if (reached) continue;
+      if (missed.empty() || missed.back().first != entry.candidate.id())
+        missed.push_back({entry.candidate.id(), ""});
+      missed.back().second += " " + tag;
+    }
+  }
+  std::string line =
+      "domain classes reached / accepted (" + std::to_string(candidates.size()) + " candidates):";
+  for (fuzz::Dimension d : fuzz::kDimensions) {
+    const auto it = by_dimension.find(fuzz::to_string(d));
+    if (it == by_dimension.end()) continue;
+    line += std::string(d == fuzz::kDimensions.front() ? " " : ", ") + it->first + " " +
+            std::to_string(it->second.first) + "/" + std::to_string(it->second.second);
+  }
+  for (size_t i = 0; i < std::min(listed, missed.size()); ++i) {
+    const std::string& classes = missed[i].second;
+    line += "\n  missed by " + missed[i].first + ":" +
+            (classes.size() > 100 ? classes.substr(0, classes.rfind(' ', 100)) + " ..." : classes);
+  }
+  if (missed.size() > listed)
+    line += "\n  and classes missed by " + std::to_string(missed.size() - listed) + " more candidates";
+  return line;
+}
+
+}  // namespace tunefuzz::device
