@@ -200,12 +200,17 @@ std::vector<int64_t> class_values(const DomainClass& c, const CaseRecord& base, 
 }
 
 std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout) {
-  CaseRecord base;
-  base.m = base.n = base.k = kProbeSize;
-  base.layout = layout;
-  std::vector<CaseRecord> bases = {base};
-  for (Dimension d : kDimensions)
-    if (const auto moved = with_value(base, d, value_of(base, d) + 1, space)) bases.push_back(*moved);
+  std::vector<CaseRecord> bases;
+  // Sizes of a whole 16-byte unit at several scales: a candidate that takes only small M (gemm_skinny,
+  // M <= 128) refuses the largest and is probed from the smaller ones.
+  for (const int64_t size : {kProbeSize, kProbeSize / 4, kProbeSize / 16}) {
+    CaseRecord base;
+    base.m = base.n = base.k = size;
+    base.layout = layout;
+    bases.push_back(base);
+    for (Dimension d : kDimensions)
+      if (const auto moved = with_value(base, d, value_of(base, d) + 1, space)) bases.push_back(*moved);
+  }
   return bases;
 }
 
@@ -253,7 +258,7 @@ std::optional<Steps> probe_zero_steps(const CaseSpace& space, const Layout& layo
   for (Dimension zero : {Dimension::m, Dimension::n, Dimension::k}) {
     std::vector<CaseRecord> bases;
     for (const CaseRecord& base : probe_bases(space, layout))
-      if (value_of(base, zero) == kProbeSize)  // not the base moved along this dimension
+      if (value_of(base, zero) % (kProbeSize / 16) == 0)  // not a base moved along this dimension
         if (const auto emptied = with_value(base, zero, 0, space)) bases.push_back(*emptied);
     const auto steps = steps_from(bases, space, accepts);
     if (!steps) continue;

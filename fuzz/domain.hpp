@@ -65,9 +65,9 @@ std::vector<int64_t> class_values(const DomainClass& domain_class, const CaseRec
 /// The finest step of each dimension (indexed by Dimension) a candidate accepts in one layout.
 using Steps = std::array<int64_t, kDimensions.size()>;
 
-/// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256,
-/// packed leading dimensions, aligned bases), and that record with one dimension moved off by one element
-/// each.
+/// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256, 64
+/// and 16, packed leading dimensions, aligned bases), and each of those records with one dimension moved off
+/// by one element.
 std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout);
 
 /// The steps `accepts` takes along each dimension of `layout`: moving one dimension of each accepted probe

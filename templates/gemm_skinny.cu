@@ -16,6 +16,7 @@
 // tuner/templates/gemm_skinny.cpp. Design and intended bandwidth: docs/skinny.md.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
+#include "perturb.h"
 #include "tile_map.h"
 
 // ---- Tunables (names match configs and result tables) ----
@@ -287,6 +288,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kFragN][kFragM][4], elem_t* 
     cp_async_commit();
   }
   for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
+    tf_perturb(__LINE__, static_cast<tf_u32>(kt));
     cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies)
     __syncthreads();              // ... everyone's copies too, and everyone is done with the stage refilled next
     const tf_i64 next = kt + STAGES - 1;
@@ -296,6 +298,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kFragN][kFragM][4], elem_t* 
     }
     cp_async_commit();
     const int s = static_cast<int>(kt % STAGES);
+    tf_perturb(__LINE__, static_cast<tf_u32>(kt));  // a late reader of the stage the others refill next
     compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_n, warp_m, lane);
   }
   cp_async_wait<0>();  // only empty groups can remain; nothing is left in flight when the CTA moves on
@@ -336,9 +339,11 @@ __device__ __forceinline__ bool finish_split(float (&acc)[kFragN][kFragM][4], co
   for (int fn = 0; fn < kFragN; ++fn)
 #pragma unroll
     for (int fm = 0; fm < kFragM; ++fm) store_partial(mine + (fn * kFragM + fm) * kThreads, acc[fn][fm]);
+  tf_perturb(__LINE__, static_cast<tf_u32>(split));  // some warps' partials land late
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
+    tf_perturb(__LINE__, static_cast<tf_u32>(split));  // before the arrival
     __threadfence();
     const tf_u32 before = atomicAdd(counters + tile, 1u);
     __threadfence();
@@ -450,3 +455,5 @@ extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cr(const TfGe
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGemmParams p, tf_u32* counters) {
   tf::gemm<true, true>(p, counters);
 }
+
+#include "scale_c.h"  // tf_scale_c: the launch for K = 0

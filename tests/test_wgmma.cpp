@@ -379,5 +379,19 @@ TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {
       << "templates/wgmma_ops.h differs from what " << command << " would write";
 }
 
+// The TMA epilogue only where C's base, rows and row ends are whole 16-byte units: the fuzz run at 4bc0226
+// saw a TMA store overwrite C's row padding up to the next 16-byte unit when N was off one.
+TEST(WgmmaTemplate, TheTmaEpilogueTakesOnlyRowsEndingOnSixteenByteUnits) {
+  for (const int64_t output_bytes : {1, 2, 4})
+    for (int64_t n = 1; n <= 40; ++n) {
+      GemmShape s{64, n, 64, 64, n, (n + 15) / 16 * 16, Layout{}};
+      EXPECT_EQ(gemm_wgmma_tma_epilogue(s, output_bytes, 4096), (n * output_bytes) % 16 == 0)
+          << "N=" << n << " of " << output_bytes << "-byte elements";
+      EXPECT_FALSE(gemm_wgmma_tma_epilogue(s, output_bytes, 4096 + 8)) << "a base off 16 bytes";
+      s.ldc = (n + 15) / 16 * 16 + 1;
+      EXPECT_FALSE(gemm_wgmma_tma_epilogue(s, output_bytes, 4096)) << "rows off 16 bytes";
+    }
+}
+
 }  // namespace
 }  // namespace tunefuzz

@@ -10,6 +10,7 @@
 #include "templates/gemm_params.h"
 #include "tuner/device/runner.hpp"
 #include "tuner/device/template_launch.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 #include "tuner/templates/gemm_skinny.hpp"
 
 namespace tunefuzz::device {
@@ -18,7 +19,8 @@ namespace {
 
 class GemmSkinnyRunner final : public GemmRunner {
  public:
-  GemmSkinnyRunner(const Candidate& candidate, const std::string& image) : candidate_(candidate), module_(image) {
+  GemmSkinnyRunner(const Candidate& candidate, const std::string& image)
+      : candidate_(candidate), module_(image), scale_c_(module_.function(kScaleCEntry)) {
     const KernelTemplate& t = *candidate.kernel_template;
     for (const Layout& layout : t.layouts) gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
     check_kernel_meta(module_, candidate);
@@ -35,10 +37,12 @@ class GemmSkinnyRunner final : public GemmRunner {
   }
 
   int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    if (quick_return(shape) != QuickReturn::none) return 0;  // no partials
     return gemm_skinny_geometry(candidate_.point, shape, overrides).workspace_bytes;
   }
 
   void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
+    if (launch_quick_return(scale_c_, g, stream)) return;
     const LaunchGeometry geo = gemm_skinny_geometry(candidate_.point, g.shape, g.overrides);
     TfGemmParams p = gemm_params(g);
     p.splits = g.overrides.splits > 0 ? g.overrides.splits : candidate_.point["SPLIT_K"];
@@ -68,6 +72,7 @@ class GemmSkinnyRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
+  CUfunction scale_c_;
   CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index
   mutable DeviceBuffer counters_;
 };

@@ -130,8 +130,8 @@ class GemmWgmmaRunner final : public GemmRunner {
     GemmShape shape;
     float beta = 0;
     CUtensorMap map_a{}, map_b{}, map_c{};
-    int tma_store_c = 0;  ///< 1: C's base and rows are 16-byte aligned, so map_c is encoded (loads C too
-                          ///< when beta != 0)
+    int tma_store_c = 0;  ///< 1: C's base, rows and row ends are 16-byte aligned, so map_c is encoded
+                          ///< (loads C too when beta != 0)
   };
 
   const Maps& maps_for(const DeviceGemm& g) const {
@@ -159,7 +159,7 @@ class GemmWgmmaRunner final : public GemmRunner {
     m->map_b = encode(g.b, types.input, b_col ? s.n : s.k, b_col ? s.k : s.n, s.ldb,
                       gemm_wgmma_operand_box(p, false, b_col, eb));
     const int64_t ob = size_of(types.output);
-    if (g.c % 16 == 0 && (s.ldc * ob) % 16 == 0) {
+    if (gemm_wgmma_tma_epilogue(s, ob, g.c)) {
       m->map_c = encode(g.c, types.output, s.m, s.n, s.ldc, gemm_wgmma_output_box(p, ob));
       m->tma_store_c = 1;
     }

@@ -92,6 +92,7 @@ std::vector<Constraint> constraints() {
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
   if (auto why = operands_refusal("gemm_skinny", s, all_layouts(), "")) return why;
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made
   if (s.m > kMaxRows)
     return "gemm_skinny serves M <= 128 (decode and skinny shapes), not M=" + std::to_string(s.m) +
            "; gemm_mma and gemm_wgmma serve larger M";
@@ -119,7 +120,7 @@ KernelTemplate make_template() {
   t.summary =
       "decode GEMM for M <= 128: B streamed once through a cp.async ring, mma.sync on Bᵀ·Aᵀ (M padded to 8), "
       "fp16/bf16, any layout, split-K finished in the same launch";
-  t.entry_points = {"tf_gemm_rr", "tf_gemm_rc", "tf_gemm_cr", "tf_gemm_cc"};
+  t.entry_points = {"tf_gemm_rr", "tf_gemm_rc", "tf_gemm_cr", "tf_gemm_cc", kScaleCEntry};
   t.parameters = {
       {"BM", 16, "C rows per CTA tile (M); M <= BM puts every row in one CTA, so B is read once"},
       {"BN", 64, "C columns per CTA tile (N): the width of the slice of B a CTA streams"},

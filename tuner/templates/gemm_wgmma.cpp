@@ -220,6 +220,10 @@ TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
   return {row_bytes / output_bytes, rows_per_consumer(p), row_bytes};
 }
 
+bool gemm_wgmma_tma_epilogue(const GemmShape& shape, int64_t output_bytes, uint64_t c_address) {
+  return c_address % 16 == 0 && (shape.ldc * output_bytes) % 16 == 0 && (shape.n * output_bytes) % 16 == 0;
+}
+
 bool gemm_wgmma_computes(const Point& p, const Layout& layout) {
   return !p["A_REGS"] || layout.a == Order::row;
 }

@@ -30,6 +30,11 @@ int64_t gemm_wgmma_grid(const Point& point, const GemmShape& shape, int64_t requ
 TmaBox gemm_wgmma_output_box(const Point& point, int64_t output_bytes);
 /// Whether the point has a kernel for this storage order (A_REGS = 1 reads row-major A only).
 bool gemm_wgmma_computes(const Point& point, const Layout& layout);
+/// Whether the epilogue stages C through shared memory and TMA (else it stores from registers with bounds
+/// checks): C's base, its rows and its row ends all on 16-byte units. A TMA store writes whole 16-byte units
+/// of a row: on an H200 a row end inside one had the rest of the unit overwritten (N = 1, 5, 7 in bf16 with
+/// padded rows, results/fuzz-run-h200-4bc0226.yaml).
+bool gemm_wgmma_tma_epilogue(const GemmShape& shape, int64_t output_bytes, uint64_t c_address);
 
 /// The names of the injected bugs the template accepts through TF_MUTANT (index = code, 0 = none).
 const std::vector<std::string>& gemm_wgmma_mutant_names();
