@@ -480,12 +480,14 @@ Result run_command(const Input& in, const fs::path& directory) {
   // valid reproducer or a campaign on a valid config reaches the GPU check (3) or runs (0, 1).
   const bool reaches_gpu = std::find(args.begin(), args.end(), "check") != args.end() ||
                            std::find(args.begin(), args.end(), "replay") != args.end();
-  // A file that does not exist is an I/O error (exit 1) naming it; no GPU is exit 3, said so.
+  // A file that does not exist is an I/O error (exit 1) naming it; no GPU is exit 3, said so. A valid config
+  // with a problem no candidate accepts fails `tune space` (exit 1) naming the problem: empty work.
   if (out.code == 2)
     r.lawful = names_its_cause(out, paths);
   else if (out.code == 1)
     r.lawful = (reaches_gpu && out.message.find("stale") != std::string::npos) ||
-               out.message.find("No such file") != std::string::npos;
+               out.message.find("No such file") != std::string::npos ||
+               out.message.find("no candidate accepts it") != std::string::npos;
   else if (out.code == 3)
     r.lawful = out.message.find("GPU") != std::string::npos;
   else
