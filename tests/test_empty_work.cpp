@@ -125,14 +125,20 @@ TEST_F(EmptyWork, FuzzRunFailsWhenCompilationLeavesNothingAndSaysWhy) {
 }
 
 // (Less than one round fails: Resume.FuzzRunStartsNoJobOnceItsBudgetIsSpent, where the budget ends while the
-// first job runs; a budget of 0 is refused up front.)
+// first job runs; a budget of 0 is refused up front.) A round is bounded by --rounds, not by the clock, so a
+// loaded machine cannot turn the pass into empty work; compiling does not count against the budget.
 TEST_F(EmptyWork, FuzzRunPassesOnARound) {
   const fs::path config = write_config("rounds");
-  const std::string work = " --work-dir " + (root_ / "rounds-work").string();
-  const CliRun some = run(kFuzz + " run " + config.string() + " --budget 1s" + work);
+  const fs::path report = root_ / "rounds.report.yaml";
+  const std::string work = " --work-dir " + (root_ / "rounds-work").string() + " -o " + report.string();
+  const CliRun some = run(kFuzz + " run " + config.string() + " --budget 5m --rounds 1" + work);
   EXPECT_EQ(some.exit_code, 0) << some.out << some.err;
   EXPECT_FALSE(has(some.out, "empty work")) << some.out;
   EXPECT_TRUE(has(some.out, "domain classes reached / accepted (1 candidates)")) << some.out;
+  const YAML::Node written = YAML::LoadFile(report.string());
+  EXPECT_EQ(written["rounds"].as<int>(), 1);
+  EXPECT_EQ(written["cases"].as<int>(), 10);
+  EXPECT_TRUE(written["compile_seconds"].IsDefined());
 }
 
 }  // namespace

@@ -129,6 +129,7 @@ TEST_F(Scratch, BadFlagsAreRefusedUpFrontWithExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
       {"run", config, "--cases", "0"},      {"run", config, "--cases", "-5"},
       {"run", config, "--budget", "0"},     {"run", config, "--seed", "-1"},
+      {"run", config, "--rounds", "0"},     {"run", config, "--rounds", "-1"},
       {"run", config, "--seed", "18446744073709551616"},
       {"mutants", config, "--timeout", "-1"}, {"replay", config, "--sanitize", "bogus"},
       {"mutants", config, "--sanitize", "bogus"}, {"run", config, "-j", "100000"}};
@@ -420,7 +421,7 @@ rc::Gen<Input> inputs(const Corpus& c) {
                            rc::gen::elementOf(std::vector<std::string>{
                                "space", "compile", "run", "show", "export", "merge", "report", "check", "replay",
                                "mutants", "--json", "--explain", "--template", "-j", "--jobs", "--format", "-o",
-                               "--cases", "--budget", "--seed", "--timeout", "--sanitize", "--resume", "--help",
+                               "--cases", "--budget", "--rounds", "--seed", "--timeout", "--sanitize", "--resume", "--help",
                                "--version", "--", "-", "", "@odd", "@doc"}),
                            number)),
                        [](const Args& args) {

@@ -1,7 +1,6 @@
 // fuzz: fuzz campaigns over a config's candidates, replays of failures, and proof that the fuzzer works.
-//   fuzz run CONFIG [--budget 10m] [--seed S]         fuzz every compiled candidate in rounds until the
-//   budget
-//                                                     is spent
+//   fuzz run CONFIG [--budget 10m] [--rounds N]       fuzz every compiled candidate in rounds until the
+//                                                     fuzzing budget is spent (or N rounds are done)
 //   fuzz replay FILE [--sanitize TOOL]                run a reproducer's case again (optionally under
 //                                                     compute-sanitizer)
 //   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; replay survivors
@@ -49,6 +48,7 @@ struct Options {
   uint64_t seed = 0;
   bool seed_given = false;
   int64_t cases = 0;
+  int64_t rounds = 0;  ///< run: stop after this many rounds (0: as many as the budget allows)
   int jobs = 0;
   bool huge = false;
   double timeout_s = 0;       ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
@@ -129,8 +129,10 @@ int command_run(const Options& o) {
   const std::vector<std::string> sanitizer =
       o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);  // checked up front
   FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
-  const auto start = std::chrono::steady_clock::now();
+  const auto compile_start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
+  const double compile_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   const Config& config = prepared.config;
   // Nothing left to fuzz is a failure, said before any GPU is asked for.
   const std::string nothing_to_fuzz = explain_removed(prepared, text);
@@ -148,8 +150,10 @@ int command_run(const Options& o) {
   const fs::path work = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config, work);
   const uint64_t seed = o.seed_given ? o.seed : config.seed;
-  std::fprintf(text, "fuzz campaign: %s, seed %llu, budget %s, %lld cases per candidate and round\n",
-               o.config.c_str(), static_cast<unsigned long long>(seed), o.budget.c_str(),
+  std::fprintf(text, "fuzz campaign: %s, seed %llu, budget %s", o.config.c_str(),
+               static_cast<unsigned long long>(seed), o.budget.c_str());
+  if (o.rounds > 0) std::fprintf(text, " or %lld rounds", static_cast<long long>(o.rounds));
+  std::fprintf(text, " of fuzzing (compiling took %.0f s), %lld cases per candidate and round\n", compile_s,
                static_cast<long long>(o.cases ? o.cases : config.budgets.fuzz_cases));
 
   std::vector<CompiledCandidate> alive;
@@ -162,13 +166,15 @@ int command_run(const Options& o) {
   std::vector<FuzzedCandidate> failed;
   std::map<std::string, int64_t> coverage;
   int64_t cases = 0, rounds = 0;
+  // The budget is the fuzzing's: compiling (cold or from the cache) is not counted against it.
+  const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   // Each round fuzzes every candidate still standing with a fresh seed; no job starts once the budget is
   // spent (the jobs running then finish), so a round can end early.
   int64_t not_started = 0;
-  while (!alive.empty() && elapsed() < budget_s) {
+  while (!alive.empty() && elapsed() < budget_s && (o.rounds == 0 || rounds < o.rounds)) {
     FuzzOptions options{
         work,
         o.cases ? o.cases : config.budgets.fuzz_cases,
@@ -238,7 +244,8 @@ int command_run(const Options& o) {
   report["rounds"] = rounds;
   report["last_round_not_started"] = not_started;
   report["cases"] = cases;
-  report["seconds"] = static_cast<int64_t>(elapsed());
+  report["seconds"] = static_cast<int64_t>(elapsed());  // fuzzing
+  report["compile_seconds"] = static_cast<int64_t>(compile_s);
   report["candidates"] = static_cast<int64_t>(
       std::count_if(prepared.compiled.begin(), prepared.compiled.end(),
                     [](const CompiledCandidate& c) { return c.status == CompileStatus::compiled; }));
@@ -522,7 +529,10 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
   CLI::App* run =
       app.add_subcommand("run", "fuzz every compiled candidate of a config until the budget is spent");
   run->add_option("config", o.config, "campaign config")->required();
-  run->add_option("--budget", o.budget, "wall-clock budget: 90s, 10m, 1h (default 10m)");
+  run->add_option("--budget", o.budget,
+                  "wall-clock budget of the fuzzing, compiling not counted: 90s, 10m, 1h (default 10m)");
+  run->add_option("--rounds", o.rounds, "stop after this many rounds, if the budget lasts (default: no limit)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   run->add_option("--seed", o.seed, "base seed (default: the config's)")
       ->check(kSeedText)
       ->each([&](const std::string&) { o.seed_given = true; });
