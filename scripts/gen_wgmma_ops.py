@@ -18,6 +18,7 @@ HEADER = """\
 //   tf_wgmma16_nN<TA, TB>: 16-bit inputs (m64nNk16); the type pair is TF_WGMMA_AB16, e.g. ".bf16.bf16";
 //                          TA/TB = 1 reads A M-major / B N-major (imm-trans-a/b).
 //   tf_wgmma8_nN:          8-bit inputs (m64nNk32, both operands K-major); the pair is TF_WGMMA_AB8.
+//   tf_wgmma32_nN:         tf32 inputs (m64nNk8, both operands K-major; fp32 storage).
 //   tf_wgmma16r_nN<TB>, tf_wgmma8r_nN: the same with A from registers a[4], the warp's 16 rows of the m64
 //                          block in the mma.sync m16 A-fragment layout (ldmatrix.x4 of K-major rows).
 // scale_d = 0 ignores the accumulators' old values (D = A*B); 1 accumulates (D = A*B + D).
@@ -50,8 +51,11 @@ def wrapper(n, bits, a_regs=False):
         shape = f"m64n{n}k16.f32\" TF_WGMMA_AB16 \""
         transposes = f"%{scale_index + 1}" if a_regs else f"%{scale_index + 1}, %{scale_index + 2}"
         tail = f"p, 1, 1, {transposes};"
-    else:
+    elif bits == 8:
         shape = f"m64n{n}k32.f32\" TF_WGMMA_AB8 \""
+        tail = "p, 1, 1;"
+    else:
+        shape = f"m64n{n}k8.f32.tf32.tf32"
         tail = "p, 1, 1;"
     a_operand = "{" + ", ".join(f"%{regs + i}" for i in range(4)) + "}" if a_regs else f"%{regs}"
     lines.append("  asm volatile(")
@@ -88,6 +92,8 @@ def main():
         parts.append(wrapper(n, 16))
     for n in NS:
         parts.append(wrapper(n, 8))
+    for n in NS:
+        parts.append(wrapper(n, 32))
     for n in NS:
         parts.append(wrapper(n, 16, a_regs=True))
     for n in NS:

@@ -129,6 +129,7 @@ static_assert(!SWIZZLE || (tf::kPowerOfTwo(BM) && tf::kPowerOfTwo(BN) && tf::kPo
               "SWIZZLE=1 needs power-of-two BM, BN and BK so the XOR stays within a row");
 
 #include "output_types.h"
+#include "split_k.h"
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -429,21 +430,13 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
   const tf_i64 m_limit = p.m, n_limit = p.n;
 #endif
   if (row >= m_limit || col >= n_limit) return;
-  out_t* c = static_cast<out_t*>(p.c) + element_offset(row, p.ldc, col);
 #if TF_MUTANT == TF_MUTANT_BETA0_READS_C
   const bool read_c = true;
 #else
   const bool read_c = p.beta != 0.0f;
 #endif
-  const bool pair_aligned = (reinterpret_cast<tf_u64>(c) % (2 * sizeof(out_t))) == 0;
-  if (col + 1 < n_limit && pair_aligned) {
-    float c0 = 0.f, c1 = 0.f;
-    if (read_c) tf_load_out_pair(c, c0, c1);
-    tf_store_out_pair(c, p.alpha * v0 + p.beta * c0, p.alpha * v1 + p.beta * c1);
-  } else {
-    tf_store_out(c, p.alpha * v0 + (read_c ? p.beta * tf_load_out(c) : 0.f));
-    if (col + 1 < n_limit) tf_store_out(c + 1, p.alpha * v1 + (read_c ? p.beta * tf_load_out(c + 1) : 0.f));
-  }
+  tf_epilogue_pair(static_cast<out_t*>(p.c) + element_offset(row, p.ldc, col), p.alpha, p.beta, v0, v1,
+                   col + 1 < n_limit, read_c);
 }
 
 }  // namespace tf
@@ -508,15 +501,6 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     }
   }
 #endif
-}
-
-// One split's fp32 partial tile, unscaled, into the workspace; tf_reduce applies alpha and beta. Columns are
-// written in pairs: ldw is a multiple of 4, so a pair that starts inside the row stays inside the row.
-__device__ __forceinline__ void store_partial(const TfGemmParams& p, tf_i64 split, tf_i64 row, tf_i64 col,
-                                              float v0, float v1) {
-  if (row >= p.m || col >= p.n) return;
-  float* w = p.workspace + (split * p.m + row) * p.ldw + col;
-  *reinterpret_cast<float2*>(w) = make_float2(v0, v1);
 }
 
 __device__ __forceinline__ void zero_accumulators(float (&acc)[kMmaM][kMmaN][4]) {
@@ -640,53 +624,16 @@ extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGe
 }
 #endif
 
-// Split-K second pass: C = alpha · (partial 0 + partial 1 + … in split order) + beta · C. The fixed order
-// makes the result independent of which split finished first. Each thread finishes four columns of a row.
+// Split-K second pass (templates/split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {
-  using namespace tf;
 #if TF_MUTANT == TF_MUTANT_REDUCE_WHOLE_QUADS
   const tf_i64 quads_per_row = p.n / 4;
 #else
   const tf_i64 quads_per_row = tf_ceil_div(p.n, 4);
 #endif
-  const tf_i64 quads = p.m * quads_per_row;
-  for (tf_i64 q = blockIdx.x * static_cast<tf_i64>(blockDim.x) + threadIdx.x; q < quads;
-       q += static_cast<tf_i64>(gridDim.x) * blockDim.x) {
-    const tf_i64 row = q / quads_per_row;
-    const tf_i64 col = (q % quads_per_row) * 4;
-    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-    for (tf_i64 s = 0; s < p.splits; ++s) {
-      const float4 part = *reinterpret_cast<const float4*>(p.workspace + (s * p.m + row) * p.ldw + col);
-      sum.x += part.x;
-      sum.y += part.y;
-      sum.z += part.z;
-      sum.w += part.w;
-    }
-    store_pair(p, row, col, sum.x, sum.y);
-    store_pair(p, row, col + 2, sum.z, sum.w);
-  }
+  tf::reduce_splits(p, quads_per_row,
+                    [&](tf_i64 row, tf_i64 col, float v0, float v1) { tf::store_pair(p, row, col, v0, v1); });
 }
 
-// Copies a rows×cols operand (leading dimension src_ld) into a zero-padded dst_rows×dst_cols buffer whose
-// rows are 16-byte aligned, so the GEMM can use 16-byte loads on any shape. Each thread writes 16 bytes.
-extern "C" __global__ void tf_pack(const TfPackParams p) {
-  using tf::elem_t;
-  using tf::kChunk;
-  const elem_t* src = static_cast<const elem_t*>(p.src);
-  elem_t* dst = static_cast<elem_t*>(p.dst);
-  const tf_i64 vectors_per_row = p.dst_cols / kChunk;
-  for (tf_i64 row = blockIdx.y; row < p.dst_rows; row += gridDim.y) {
-    for (tf_i64 v = blockIdx.x * static_cast<tf_i64>(blockDim.x) + threadIdx.x; v < vectors_per_row;
-         v += static_cast<tf_i64>(gridDim.x) * blockDim.x) {
-      __align__(16) elem_t e[kChunk];
-#pragma unroll
-      for (int i = 0; i < kChunk; ++i) {
-        const tf_i64 col = v * kChunk + i;
-        e[i] = (row < p.rows && col < p.cols) ? src[row * p.src_ld + col] : elem_t(0);
-      }
-      *reinterpret_cast<uint4*>(dst + row * p.dst_cols + v * kChunk) = *reinterpret_cast<const uint4*>(e);
-    }
-  }
-}
-
+#include "pack.h"     // tf_pack: misaligned operands into aligned scratch (PACK=1)
 #include "scale_c.h"  // tf_scale_c: the launch for K = 0

@@ -9,6 +9,10 @@
 // gridDim.x (templates/tile_map.h, GROUP_M rasterisation), so a grid of fewer CTAs than tiles is a persistent
 // launch; the ring's stage and phase carry on across tiles, so the producer loads the next tile while the
 // consumers finish this one.
+// Split-K (TfGemmParams::splits > 1, the host's SPLIT_K): CTAs walk units, a (cluster) tile and one K split
+// of it (templates/tile_map.h), and each unit stores its unscaled fp32 partial into the workspace; tf_reduce
+// adds the partials in split order and applies the epilogue (templates/split_k.h). The producer and the
+// consumers walk the same units, so the ring carries on across them as across tiles.
 // Clusters (CLUSTER_M or CLUSTER_N = 2, launched with a cluster dimension of 2): the two CTAs of a cluster
 // take adjacent tiles of one cluster tile (tf_cluster_tile) and share the operand those tiles have in common,
 // B for CLUSTER_M = 2 and A for CLUSTER_N = 2: each CTA loads half of every box of it and multicasts the half
@@ -19,14 +23,16 @@
 // swizzled stage with ldmatrix and issues wgmma with A in registers; the registers are reused only after
 // the previous K tile's wgmma are done.
 // Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the instruction reads M- or N-major
-// tiles), or fp8 e4m3/e5m2 (m64nNk32, A row-major and B column-major only). C: fp16, bf16, fp32, or, for fp8
-// inputs, the input type (templates/output_types.h). The epilogue applies alpha (and beta, reading C only
+// tiles), fp8 e4m3/e5m2 (m64nNk32) or tf32 (fp32 storage, m64nNk8), the last two with A row-major and B
+// column-major only (the instruction reads K-major tiles alone). C: fp16, bf16, fp32, or, for fp8 inputs,
+// the input type; fp32 for tf32 (templates/output_types.h). The epilogue applies alpha (and beta, reading C only
 // when beta != 0); with a 16-byte aligned C it stages column slabs in shared memory (loading C's slab there
 // with TMA first when beta != 0) and stores them with TMA (which clips partial tiles), otherwise it stores
 // from registers with bounds checks.
 //
-// TMA needs 16-byte aligned base addresses and leading dimensions; the host refuses other problems, so the
-// table falls back to another template for them. Out-of-bounds parts of a tile load as zeros, so every M, N
+// TMA needs 16-byte aligned base addresses and leading dimensions: with PACK=1 the launcher first copies an
+// operand that is not so into aligned scratch (tf_pack, templates/pack.h); without, the host refuses such
+// problems, so the table falls back to another candidate for them. Out-of-bounds parts of a tile load as zeros, so every M, N
 // and K ≥ 1 is handled.
 //
 // Host-side declaration of the same tunables, constraints and shared-memory formula:
@@ -65,7 +71,7 @@
 #define A_REGS 0  // 1 = the consumers read A into registers (ldmatrix) for wgmma; row-major A only
 #endif
 #ifndef TF_INPUT
-#define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _FP8E4M3, _FP8E5M2)
+#define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _TF32, _FP8E4M3, _FP8E5M2)
 #endif
 #ifndef TF_OUTPUT
 #define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, _BF16, _FP32; fp8 inputs: also their type)
@@ -88,10 +94,13 @@
 #define TF_MUTANT_NO_EXIT_SYNC 11        // (clusters) a CTA exits without waiting for its partner
 #define TF_MUTANT_STORE_BEFORE_SLAB_SYNC 12  // the TMA store is issued before the other warps' slab writes
 #define TF_MUTANT_RELEASE_BEFORE_MMA 13  // a stage is released as soon as it lands, before wgmma reads it
+#define TF_MUTANT_SPLIT_SLOT_WRAPS 14    // (split-K) the last split's partial lands in split 0's workspace slot
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
 #define TF_ELEM_BYTES 1
+#elif TF_INPUT == TF_TYPE_TF32
+#define TF_ELEM_BYTES 4
 #else
 #define TF_ELEM_BYTES 2
 #endif
@@ -103,12 +112,13 @@
 #endif
 #include "wgmma_ops.h"
 #include "output_types.h"
+#include "split_k.h"
 
 namespace tf {
 constexpr int kElemBytes = TF_ELEM_BYTES;
 constexpr int kSwizzleBytes = 128;                   // TMA and wgmma both use the 128-byte swizzle
 constexpr int kSlab = kSwizzleBytes / kElemBytes;    // elements in one 128-byte row of a swizzled tile
-constexpr int kMmaK = 32 / kElemBytes;               // K of one wgmma: 16 (16-bit), 32 (fp8)
+constexpr int kMmaK = 32 / kElemBytes;               // K of one wgmma: 16 (16-bit), 32 (fp8), 8 (tf32)
 constexpr int kWgM = BM / CONSUMERS;                 // rows each consumer warpgroup owns
 constexpr int kMi = kWgM / 64;                       // m64 blocks per consumer
 constexpr int kThreads = 128 * (1 + CONSUMERS);
@@ -131,13 +141,15 @@ constexpr int kEpilogueBytes = CONSUMERS * kWgM * kSwizzleBytes;  // one staging
 constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
 }  // namespace tf
 
-static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_FP8E4M3 ||
-                  TF_INPUT == TF_TYPE_FP8E5M2,
-              "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2");
-static_assert(TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 || TF_OUTPUT == TF_TYPE_FP32 ||
-                  TF_OUTPUT == TF_INPUT,
-              "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type");
+static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_TF32 ||
+                  TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2,
+              "TF_INPUT must be fp16, bf16, tf32, fp8e4m3 or fp8e5m2");
+static_assert(TF_INPUT == TF_TYPE_TF32 ? TF_OUTPUT == TF_TYPE_FP32
+                                       : (TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16 ||
+                                          TF_OUTPUT == TF_TYPE_FP32 || TF_OUTPUT == TF_INPUT),
+              "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type; fp32 for tf32 inputs");
 static_assert(A_REGS == 0 || A_REGS == 1, "A_REGS is a switch: 0 or 1");
+static_assert(!(A_REGS && TF_ELEM_BYTES == 4), "A_REGS=1 is for 16-bit and fp8 inputs, not tf32");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2 warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0 && BM / CONSUMERS <= 256,
               "BM must be a multiple of 64*CONSUMERS (m64 wgmma blocks), at most 256 rows per consumer");
@@ -393,6 +405,8 @@ __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFra
       const tf_u64 da = operand_descriptor<!A_COL, BM>(a_stage, (consumer * kMi + mi) * 64, kk);
 #if TF_ELEM_BYTES == 1
 #define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, scale_d)
+#elif TF_ELEM_BYTES == 4
+#define TF_WGMMA_CALL(n) tf_wgmma32_n##n(acc[mi], da, db, scale_d)
 #else
 #define TF_WGMMA_CALL(n) tf_wgmma16_n##n<A_COL ? 1 : 0, B_COL ? 0 : 1>(acc[mi], da, db, scale_d)
 #endif
@@ -427,10 +441,25 @@ struct Ring {
   }
 };
 
-// This CTA's tile of cluster tile `index` (it may lie past the last tile row or column: see gemm()).
-__device__ __forceinline__ Tile tile_at(tf_i64 index, int rank, tf_i64 tiles_m, tf_i64 tiles_n) {
-  const TfTile t = tf_cluster_tile(index, rank, tiles_m, tiles_n, CLUSTER_M, CLUSTER_N, GROUP_M);
-  return {t.m * BM, t.n * BN};
+// One unit of work (tf_cluster_unit): this CTA's tile of a cluster tile (it may lie past the last tile row or
+// column: see gemm()) and the K tiles [k_begin, k_end) of one split of it. The units of one split are
+// adjacent, so the CTAs running together share operands through L2 as without splits.
+struct Unit {
+  Tile tile;
+  tf_i64 split;
+  int k_begin, k_end;
+};
+
+__device__ __forceinline__ Unit unit_at(tf_i64 index, int rank, tf_i64 tiles_m, tf_i64 tiles_n, tf_i64 splits,
+                                        tf_i64 k_tiles) {
+  const TfUnit unit = tf_cluster_unit(index, rank, tiles_m, tiles_n, CLUSTER_M, CLUSTER_N, GROUP_M);
+  Unit u;
+  u.tile = {unit.tile.m * BM, unit.tile.n * BN};
+  u.split = unit.split;
+  const TfKRange kr = tf_k_range(k_tiles, splits, u.split, 0);
+  u.k_begin = static_cast<int>(kr.begin);
+  u.k_end = static_cast<int>(kr.end);
+  return u;
 }
 
 // A consumer warp is done reading a stage: in a cluster, both CTAs' producers write it, so both hear.
@@ -451,40 +480,52 @@ __device__ __forceinline__ void release(tf_u64* empty, tf_u32 step) {
 #endif
 }
 
-// Epilogue from registers: alpha·acc + beta·C, bounds-checked; C is read only when beta != 0.
-__device__ __forceinline__ void store_direct(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
-                                             int consumer, int thread) {
-  const int warp = thread >> 5, lane = thread & 31;
-  const bool pairs = (p.ldc % 2 == 0) && (reinterpret_cast<tf_u64>(p.c) % (2 * kOutBytes) == 0);
-  unsigned char* const c = static_cast<unsigned char*>(p.c);
+// Columns col and col + 1 of `row` of C: alpha·v + beta·C, bounds-checked; C is read only when beta != 0.
+__device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf_i64 col, float v0, float v1) {
+  if (row >= p.m || col >= p.n) return;
 #if TF_MUTANT == TF_MUTANT_BETA0_READS_C
   const bool read_c = true;
 #else
   const bool read_c = p.beta != 0.0f;
 #endif
+  tf_epilogue_pair(static_cast<unsigned char*>(p.c) + (row * p.ldc + col) * kOutBytes, p.alpha, p.beta, v0, v1,
+                   col + 1 < p.n, read_c);
+}
+
+// Hands each pair of the consumer's accumulators to store(row, col, v0, v1). Fragment i of m64 block mi: n8
+// block i/4, rows lane/4 (+8 for i%4 >= 2), columns 2·(lane%4) and +1.
+template <class StorePair>
+__device__ __forceinline__ void for_each_pair(const float (&acc)[kMi][BN / 2], Tile t, int consumer, int thread,
+                                              StorePair store) {
+  const int warp = thread >> 5, lane = thread & 31;
 #pragma unroll
   for (int mi = 0; mi < kMi; ++mi) {
 #pragma unroll
     for (int i = 0; i < BN / 2; i += 2) {
-      // Fragment i: n8 block i/4, rows lane/4 (+8 for i%4 >= 2), columns 2·(lane%4) and +1.
       const tf_i64 row = t.m0 + consumer * kWgM + mi * 64 + warp * 16 + (lane >> 2) + ((i & 2) ? 8 : 0);
       const tf_i64 col = t.n0 + (i >> 2) * 8 + (lane & 3) * 2;
-      if (row >= p.m || col >= p.n) continue;
-      unsigned char* const out = c + (row * p.ldc + col) * kOutBytes;
-      float v0 = p.alpha * acc[mi][i], v1 = p.alpha * acc[mi][i + 1];
-      const bool both = col + 1 < p.n;
-      if (read_c) {
-        v0 += p.beta * tf_load_out(out);
-        if (both) v1 += p.beta * tf_load_out(out + kOutBytes);
-      }
-      if (both && pairs) {
-        tf_store_out_pair(out, v0, v1);
-      } else {
-        tf_store_out(out, v0);
-        if (both) tf_store_out(out + kOutBytes, v1);
-      }
+      store(row, col, acc[mi][i], acc[mi][i + 1]);
     }
   }
+}
+
+// Epilogue from registers, element pair by element pair.
+__device__ __forceinline__ void store_direct(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
+                                             int consumer, int thread) {
+  for_each_pair(acc, t, consumer, thread,
+                [&](tf_i64 row, tf_i64 col, float v0, float v1) { store_pair(p, row, col, v0, v1); });
+}
+
+// Split-K: the unit's unscaled fp32 partial of the consumer's rows into split `split`'s workspace slot.
+__device__ __forceinline__ void store_partials(const TfGemmParams& p, const float (&acc)[kMi][BN / 2], Tile t,
+                                               tf_i64 split, int consumer, int thread) {
+#if TF_MUTANT == TF_MUTANT_SPLIT_SLOT_WRAPS
+  const tf_i64 slot = split % (p.splits - 1);
+#else
+  const tf_i64 slot = split;
+#endif
+  for_each_pair(acc, t, consumer, thread,
+                [&](tf_i64 row, tf_i64 col, float v0, float v1) { store_partial(p, slot, row, col, v0, v1); });
 }
 
 // Epilogue through shared memory and TMA (C 16-byte aligned): for each column slab (kOutSlab columns) of
@@ -606,7 +647,9 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
   const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
   const tf_i64 tiles = tf_ceil_div(tiles_m, CLUSTER_M) * tf_ceil_div(tiles_n, CLUSTER_N);
-  const int k_tiles = static_cast<int>(tf_ceil_div(p.k, BK));
+  const tf_i64 k_tiles = tf_ceil_div(p.k, BK);
+  const tf_i64 splits = p.splits > 1 ? p.splits : 1;
+  const tf_i64 units = tiles * splits;
 
   if (role == 0) {
 #if CONSUMERS == 2
@@ -616,9 +659,10 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     // The half of a shared operand this CTA loads for both.
     const int a_part = CLUSTER_N == 2 ? rank : 0, b_part = CLUSTER_M == 2 ? rank : 0;
     Ring ring;
-    for (tf_i64 index = cluster; index < tiles; index += clusters) {
-      const Tile t = tile_at(index, rank, tiles_m, tiles_n);
-      for (int kt = 0; kt < k_tiles; ++kt) {
+    for (tf_i64 index = cluster; index < units; index += clusters) {
+      const Unit u = unit_at(index, rank, tiles_m, tiles_n, splits, k_tiles);
+      const Tile t = u.tile;
+      for (int kt = u.k_begin; kt < u.k_end; ++kt) {
         // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
         tf_perturb(__LINE__, kt);
         barrier_wait(&empty[ring.stage], ring.phase ^ 1);
@@ -649,11 +693,6 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
 #endif
-#if TF_MUTANT == TF_MUTANT_K_TILE_MISMATCH
-  const int consumer_k_tiles = k_tiles > 1 ? k_tiles - 1 : k_tiles;
-#else
-  const int consumer_k_tiles = k_tiles;
-#endif
   const bool warp_leader = (thread & 31) == 0;
   unsigned char* const my_staging = staging + consumer * kWgM * kSwizzleBytes;
   float acc[kMi][BN / 2];
@@ -669,8 +708,14 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   Ring ring;
   int c_phase = 0;  // of this consumer's c_loaded barrier
   tf_i64 index = cluster;
-  while (index < tiles) {
-    const Tile t = tile_at(index, rank, tiles_m, tiles_n);
+  while (index < units) {
+    const Unit u = unit_at(index, rank, tiles_m, tiles_n, splits, k_tiles);
+    const Tile t = u.tile;
+#if TF_MUTANT == TF_MUTANT_K_TILE_MISMATCH
+    const int k_end = u.k_end - u.k_begin > 1 ? u.k_end - 1 : u.k_end;
+#else
+    const int k_end = u.k_end;
+#endif
 #if TF_MUTANT != TF_MUTANT_NO_ACC_INIT
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi)
@@ -678,7 +723,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
 #endif
     int previous = -1;  // the stage whose wgmma may still be reading shared memory
-    for (int kt = 0; kt < consumer_k_tiles; ++kt) {
+    for (int kt = u.k_begin; kt < k_end; ++kt) {
       tf_perturb(__LINE__, kt);
 #if TF_MUTANT == TF_MUTANT_WRONG_PARITY
       barrier_wait(&full[ring.stage], ring.phase ^ 1);
@@ -735,10 +780,12 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     wgmma_wait<0>();
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
-    if (previous >= 0 && warp_leader) release(&empty[previous], consumer_k_tiles);
+    if (previous >= 0 && warp_leader) release(&empty[previous], k_end);
 
     if (t.m0 >= p.m || t.n0 >= p.n) {
       // past the matrix (see above): nothing to store
+    } else if (splits > 1) {
+      store_partials(p, acc, t, u.split, consumer, thread);  // a unit with no K tiles stores zeros
     } else if (tma_store_c && TF_MUTANT != TF_MUTANT_BETA0_READS_C) {
       store_tma(p, acc, t, consumer, thread, my_staging, map_c, &c_loaded[consumer], c_phase);
     } else {
@@ -747,7 +794,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #if TF_MUTANT == TF_MUTANT_SKIPS_ADVANCE
     // A partial tile (the last tile row or column) "is done", and the loop goes round without advancing.
     if (t.m0 + BM > p.m || t.n0 + BN > p.n) {
-      if (tiles > 1) continue;
+      if (units > 1) continue;
     }
 #endif
     tf_perturb(__LINE__, static_cast<tf_u32>(index));  // before the scheduler's advance
@@ -764,8 +811,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 
 }  // namespace tf
 
-// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 has rc only,
-// A_REGS rr and rc only.
+// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 and tf32
+// have rc only, A_REGS rr and rc only.
 // Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: C's base
 // and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
@@ -783,5 +830,13 @@ TF_ENTRY(tf_gemm_cr, true, false)
 TF_ENTRY(tf_gemm_cc, true, true)
 #endif
 #endif
+
+// Split-K second pass (templates/split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
+extern "C" __global__ void tf_reduce(const TfGemmParams p) {
+  tf::reduce_splits(p, tf_ceil_div(p.n, 4),
+                    [&](tf_i64 row, tf_i64 col, float v0, float v1) { tf::store_pair(p, row, col, v0, v1); });
+}
+
+#include "pack.h"  // tf_pack: operands TMA cannot read in place into aligned scratch (PACK=1)
 
 #include "scale_c.h"  // tf_scale_c: the launch for K = 0

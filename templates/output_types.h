@@ -101,4 +101,20 @@ __device__ __forceinline__ void tf_store_out_pair(void* p, float v0, float v1) {
 
 #endif
 
+// The epilogue of two adjacent elements of a row of C starting at `c`: alpha·v + beta·C, reading C only with
+// read_c, the second element only with `second` (it lies inside the row); one pair store where the address
+// is aligned to two elements, else element by element.
+__device__ __forceinline__ void tf_epilogue_pair(void* c, float alpha, float beta, float v0, float v1, bool second,
+                                                 bool read_c) {
+  unsigned char* const at = static_cast<unsigned char*>(c);
+  if (second && reinterpret_cast<tf_u64>(at) % (2 * TF_OUT_BYTES) == 0) {
+    float c0 = 0.f, c1 = 0.f;
+    if (read_c) tf_load_out_pair(at, c0, c1);
+    tf_store_out_pair(at, alpha * v0 + beta * c0, alpha * v1 + beta * c1);
+  } else {
+    tf_store_out(at, alpha * v0 + (read_c ? beta * tf_load_out(at) : 0.f));
+    if (second) tf_store_out(at + TF_OUT_BYTES, alpha * v1 + (read_c ? beta * tf_load_out(at + TF_OUT_BYTES) : 0.f));
+  }
+}
+
 #endif  // TUNEFUZZ_OUTPUT_TYPES_H

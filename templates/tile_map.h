@@ -89,4 +89,16 @@ TF_HOST_DEVICE inline TfUnit tf_unit_map(tf_i64 unit, tf_i64 tiles_m, tf_i64 til
   return u;
 }
 
+// Unit `unit` of a launch in clusters (tf_cluster_tile) that splits K in `splits`: units
+// [0, cluster tiles × splits), those of one split adjacent; both CTAs of a cluster take the same unit, and
+// this is CTA `rank`'s tile of it. With 1 x 1 clusters this is tf_unit_map.
+TF_HOST_DEVICE inline TfUnit tf_cluster_unit(tf_i64 unit, int rank, tf_i64 tiles_m, tf_i64 tiles_n, int cluster_m,
+                                             int cluster_n, tf_i64 group_m) {
+  const tf_i64 cluster_tiles = tf_ceil_div(tiles_m, cluster_m) * tf_ceil_div(tiles_n, cluster_n);
+  TfUnit u;
+  u.split = unit / cluster_tiles;
+  u.tile = tf_cluster_tile(unit % cluster_tiles, rank, tiles_m, tiles_n, cluster_m, cluster_n, group_m);
+  return u;
+}
+
 #endif  // TUNEFUZZ_TILE_MAP_H

@@ -111,8 +111,6 @@ bool computes(const KernelTemplate& t, TypePair types, Layout layout) {
 std::optional<std::string> known_gap(TypePair types, Layout layout) {
   if (types.input == Precision::fp32 && layout != Layout{})
     return "fp32 runs on CUDA cores only (gemm_simt), which reads row-major A and B (layout RR)";
-  if (is_fp8(types.input) && layout != Layout{Order::row, Order::col})
-    return "fp8 tensor cores take K-major operands: gemm_mma_fp8 and gemm_wgmma_fp8 compute layout RC only";
   return std::nullopt;
 }
 

@@ -426,6 +426,46 @@ TEST_F(GpuTest, WgmmaFp8AndRefusals) {
   EXPECT_TRUE(refused.refused) << "K = 1031 (2062-byte rows) must be refused: " << refused.message;
 }
 
+// Split-K, packing and the K-major-only instructions (fp8, tf32) with their transposing pack: every K split
+// count including empty splits, persistent grids, odd K and misaligned operands, every layout. Of a point's
+// PACK=0 and PACK=1 twins exactly one accepts each problem (PACK=0 what TMA reads in place, PACK=1 the
+// rest), and the one that accepts computes it.
+TEST_F(GpuTest, WgmmaSplitKPackingAndTransposedOperands) {
+  SKIP_UNLESS_SM90();
+  CaseRecord misaligned = record(136, 200, 1031, Distribution::normal, 1.0, 0.5);  // odd K
+  misaligned.b_offset = 2;                                                          // and B off 16 bytes
+  const std::vector<CaseRecord> cases = {
+      with(record(64, 64, 4096), 4, 0),          // tiny output, K split four ways
+      with(record(200, 72, 1000), 3, 1),         // splits of unequal length on a one-CTA grid
+      with(record(8, 24, 64), 5, 3),             // more splits than K tiles: empty splits store zeros
+      with(record(136, 264, 520, Distribution::normal, 2.0, -1.0), 2, 0),  // C read by the second pass
+      misaligned,
+      with(misaligned, 4, 0),
+  };
+  using Overrides = std::vector<std::pair<std::string, int64_t>>;
+  const auto check = [&](const KernelTemplate& t, const TypePair& types, Overrides point) {
+    point.push_back({"PACK", 0});
+    Overrides packed = point;
+    packed.back().second = 1;
+    for (const Layout& layout : t.layouts)
+      for (CaseRecord c : cases) {
+        c.layout = layout;
+        const device::CaseOutcome in_place = run_on(t, c, point, types, 0);
+        const device::CaseOutcome copied = run_on(t, c, packed, types, 0);
+        const std::string what = t.name + " " + ::testing::PrintToString(point) + " " + fuzz::to_string(c);
+        EXPECT_NE(in_place.refused, copied.refused) << what << ": " << in_place.message << " / " << copied.message;
+        const device::CaseOutcome& ran = in_place.refused ? copied : in_place;
+        EXPECT_TRUE(ran.passed) << what << (in_place.refused ? " PACK=1: " : ": ") << ran.message;
+      }
+  };
+  check(gemm_wgmma_template(), {Precision::bf16, Precision::bf16}, {{"CLUSTER_M", 1}, {"SPLIT_K", 2}});
+  check(gemm_wgmma_template(), {Precision::fp16, Precision::fp32},
+        {{"BM", 64}, {"BN", 128}, {"CONSUMERS", 1}, {"CLUSTER_M", 1}});
+  check(gemm_wgmma_template(), {Precision::bf16, Precision::bf16}, {{"CLUSTER_M", 2}});
+  check(gemm_wgmma_tf32_template(), {Precision::tf32, Precision::fp32}, {{"CLUSTER_M", 1}});
+  check(gemm_wgmma_fp8_template(), {Precision::fp8e4m3, Precision::bf16}, {{"CLUSTER_M", 1}});
+}
+
 // The injected bugs that give wrong results (the others hang, which only a worker's watchdog survives:
 // `fuzz mutants` covers those), each on a case chosen to expose it.
 TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {

@@ -13,6 +13,7 @@
 
 #include "templates/tile_map.h"
 #include "tuner/templates/gemm_mma.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 #include "tuner/templates/gemm_wgmma.hpp"
 #include "tuner/templates/kernel_template.hpp"
 
@@ -163,7 +164,7 @@ RC_GTEST_PROP(TileMap, TheKernelWalkCoversEveryTileAndKTileOnce, ()) {
       tunefuzz::gemm_mma_geometry(tunefuzz::Point(values), shape, {splits, grid_override}, 2);
   const int64_t grid = geo.grid_x;
   RC_ASSERT(grid == (grid_override > 0 ? std::min(units, grid_override) : units));
-  if (splits > 1) RC_ASSERT(geo.workspace_bytes >= splits * m * tunefuzz::gemm_mma_partial_ld(shape) * 4);
+  if (splits > 1) RC_ASSERT(geo.workspace_bytes >= splits * m * tunefuzz::split_k_partial_ld(shape) * 4);
 
   RC_ASSERT(tiles_m * bm >= m);
   RC_ASSERT((tiles_m - 1) * bm < m);
@@ -189,11 +190,12 @@ RC_GTEST_PROP(TileMap, TheKernelWalkCoversEveryTileAndKTileOnce, ()) {
     }
 }
 
-// The same law for gemm_wgmma's clusters: on the grid its launcher requests (every cluster tile, or a
-// persistent grid rounded up to whole clusters), each cluster walking cluster tiles with stride `clusters`
-// and each of its CTAs taking its tile through tf_cluster_tile, skipping tiles past the matrix as the kernel
-// does, every output tile is computed exactly once; both CTAs of a cluster walk the same number of cluster
-// tiles (they share a ring, so they must); and a shared operand's half boxes add up to the whole box.
+// The same law for gemm_wgmma's clusters and K splits: on the grid its launcher requests (every unit, or a
+// persistent grid rounded up to whole clusters), each cluster walking units with stride `clusters` and each
+// of its CTAs taking its tile and split through tf_cluster_unit and its K tiles through tf_k_range, skipping
+// tiles past the matrix as the kernel does, every K tile of every output tile is computed exactly once; both
+// CTAs of a cluster walk the same units (they share a ring, so they must); and a shared operand's half boxes
+// add up to the whole box.
 RC_GTEST_PROP(TileMap, TheClusterWalkComputesEveryTileOnce, ()) {
   const int64_t bm = *rc::gen::element<int64_t>(64, 128, 256).as("BM");
   const int64_t bn = *rc::gen::element<int64_t>(64, 128, 192, 256).as("BN");
@@ -205,7 +207,10 @@ RC_GTEST_PROP(TileMap, TheClusterWalkComputesEveryTileOnce, ()) {
   const int64_t n = *gen_extent(bn).as("N");
   const int64_t group_m = *rc::gen::inRange<int64_t>(1, 17).as("GROUP_M");
   const int64_t tiles_m = tf_ceil_div(m, bm), tiles_n = tf_ceil_div(n, bn);
-  const int64_t requested = *rc::gen::inRange<int64_t>(0, tiles_m * tiles_n + 4).as("grid (0 = every tile)");
+  const int64_t splits = *rc::gen::inRange<int64_t>(1, 6).as("splits");
+  const int64_t k_tiles = *rc::gen::inRange<int64_t>(1, 9).as("K tiles");
+  const int64_t requested =
+      *rc::gen::inRange<int64_t>(0, tiles_m * tiles_n * splits + 4).as("grid (0 = every unit)");
 
   const tunefuzz::KernelTemplate& wgmma = tunefuzz::find_template("gemm_wgmma");
   std::vector<std::pair<std::string, int64_t>> values = wgmma.default_point().values();
@@ -223,32 +228,38 @@ RC_GTEST_PROP(TileMap, TheClusterWalkComputesEveryTileOnce, ()) {
   shape.k = shape.lda = 64;
   shape.ldb = shape.ldc = n;
   const int64_t size = cluster_m * cluster_n;
-  const int64_t grid = tunefuzz::gemm_wgmma_grid(point, shape, requested);
+  const int64_t grid = tunefuzz::gemm_wgmma_grid(point, shape, requested, splits);
   RC_ASSERT(grid % size == 0);
-  RC_ASSERT(grid >= std::min(requested, tiles_m * tiles_n));  // never fewer CTAs than asked, tiles allowing
+  // never fewer CTAs than asked, units allowing
+  RC_ASSERT(grid >= std::min(requested, tiles_m * tiles_n * splits));
   RC_ASSERT(wgmma.geometry(point, shape).cluster_x == size);
   const int64_t clusters = grid / size;
-  const int64_t cluster_tiles = tf_ceil_div(tiles_m, cluster_m) * tf_ceil_div(tiles_n, cluster_n);
+  const int64_t units = tf_ceil_div(tiles_m, cluster_m) * tf_ceil_div(tiles_n, cluster_n) * splits;
 
-  std::vector<int> visits(static_cast<size_t>(tiles_m * tiles_n), 0);
+  std::vector<int> visits(static_cast<size_t>(tiles_m * tiles_n * k_tiles), 0);
   for (int64_t cluster = 0; cluster < clusters; ++cluster) {
-    int64_t walked[2] = {0, 0};
+    std::vector<int64_t> walked[2];
     for (int rank = 0; rank < size; ++rank)
-      for (int64_t index = cluster; index < cluster_tiles; index += clusters) {
-        ++walked[rank];
-        const TfTile t = tf_cluster_tile(index, rank, tiles_m, tiles_n, static_cast<int>(cluster_m),
+      for (int64_t index = cluster; index < units; index += clusters) {
+        const TfUnit u = tf_cluster_unit(index, rank, tiles_m, tiles_n, static_cast<int>(cluster_m),
                                          static_cast<int>(cluster_n), group_m);
-        RC_ASSERT(t.m >= 0 && t.n >= 0 && t.m < tiles_m + 1 && t.n < tiles_n + 1);
-        if (t.m >= tiles_m || t.n >= tiles_n) continue;  // the kernel stores nothing there
-        ++visits[static_cast<size_t>(t.m * tiles_n + t.n)];
+        const TfKRange kr = tf_k_range(k_tiles, splits, u.split, 0);
+        walked[rank].push_back(kr.end - kr.begin);
+        RC_ASSERT(u.tile.m >= 0 && u.tile.n >= 0 && u.tile.m < tiles_m + 1 && u.tile.n < tiles_n + 1);
+        RC_ASSERT(u.split >= 0 && u.split < splits);
+        if (u.tile.m >= tiles_m || u.tile.n >= tiles_n) continue;  // the kernel stores nothing there
+        for (int64_t kt = kr.begin; kt < kr.end; ++kt)
+          ++visits[static_cast<size_t>((u.tile.m * tiles_n + u.tile.n) * k_tiles + kt)];
       }
     if (size == 2) RC_ASSERT(walked[0] == walked[1]);
   }
   for (size_t i = 0; i < visits.size(); ++i)
-    if (visits[i] != 1)
-      RC_FAIL("tile (" + std::to_string(static_cast<int64_t>(i) / tiles_n) + ", " +
-              std::to_string(static_cast<int64_t>(i) % tiles_n) + ") computed " + std::to_string(visits[i]) +
+    if (visits[i] != 1) {
+      const auto tile = static_cast<int64_t>(i) / k_tiles;
+      RC_FAIL("tile (" + std::to_string(tile / tiles_n) + ", " + std::to_string(tile % tiles_n) + "), K tile " +
+              std::to_string(static_cast<int64_t>(i) % k_tiles) + " computed " + std::to_string(visits[i]) +
               " times");
+    }
 
   for (const bool is_a : {true, false})
     for (const bool along_k : {true, false}) {

@@ -72,6 +72,13 @@ bool contains(const std::string& text, const std::string& fragment) {
 
 const TypePair kBf16{Precision::bf16, Precision::bf16};
 const TypePair kFp8{Precision::fp8e4m3, Precision::bf16};
+const TypePair kTf32{Precision::tf32, Precision::fp32};
+
+// The declaration that computes an element type pair: fp8 and tf32 inputs have their own.
+const KernelTemplate& template_for(const TypePair& types) {
+  if (is_fp8(types.input)) return gemm_wgmma_fp8_template();
+  return types.input == Precision::tf32 ? gemm_wgmma_tf32_template() : gemm_wgmma_template();
+}
 
 // A temporary compile cache, removed afterwards.
 struct TempCache {
@@ -136,6 +143,8 @@ TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
       {&gemm_wgmma_fp8_template(), gemm_wgmma_fp8_template().default_point()},
       {&gemm_wgmma_template(), at(gemm_wgmma_template(), {{"A_REGS", 1}})},
       {&gemm_wgmma_fp8_template(), at(gemm_wgmma_fp8_template(), {{"A_REGS", 1}})},
+      {&gemm_wgmma_tf32_template(), gemm_wgmma_tf32_template().default_point()},
+      {&gemm_wgmma_tf32_template(), at(gemm_wgmma_tf32_template(), {{"BK", 64}, {"BN", 128}})},
   };
   for (const auto& [t, point] : points) {
     SCOPED_TRACE(t->name + " " + point.str());
@@ -147,12 +156,13 @@ TEST(WgmmaTemplate, HostFormulasEqualTheKernelsOwnRecord) {
     EXPECT_EQ((*meta)[1], t->shared_memory_bytes(point));
     EXPECT_EQ((*meta)[2], point["BM"]);
     EXPECT_EQ((*meta)[3], point["BN"]);
-    // One entry per storage order it computes, and none for the others.
+    // One entry per storage order it has a kernel for, and none for the others.
+    const std::vector<Layout> kernels = gemm_wgmma_kernel_layouts(size_of(types.input));
     for (const Layout& layout : all_layouts()) {
       std::string entry = "tf_gemm_" + to_string(layout);
       std::transform(entry.begin(), entry.end(), entry.begin(), [](char c) { return std::tolower(c); });
       EXPECT_EQ(kernel.resources.count(entry),
-                std::find(t->layouts.begin(), t->layouts.end(), layout) != t->layouts.end() &&
+                std::find(kernels.begin(), kernels.end(), layout) != kernels.end() &&
                     gemm_wgmma_computes(point, layout))
           << to_string(layout);
     }
@@ -201,12 +211,13 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
        "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2",
        "cluster"},
       {{{"A_REGS", 2}}, kBf16, "A_REGS is a switch: 0 or 1", "switch"},
-      {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, fp8e4m3 or fp8e5m2", ""},
+      {{{"A_REGS", 1}}, kTf32, "A_REGS=1 is for 16-bit and fp8 inputs, not tf32", "a_regs_tf32"},
+      {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, tf32, fp8e4m3 or fp8e5m2", ""},
   };
   const std::vector<std::string> all_messages = static_assert_messages(source().text);
   std::set<std::string> fired;
   for (const Impossible& c : cases) {
-    const KernelTemplate& t = is_fp8(c.types.input) ? gemm_wgmma_fp8_template() : gemm_wgmma_template();
+    const KernelTemplate& t = template_for(c.types);
     const Point point = at(t, c.overrides);
     SCOPED_TRACE(t.name + " " + point.str());
     ASSERT_NE(std::find(all_messages.begin(), all_messages.end(), c.message), all_messages.end())
@@ -231,7 +242,8 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
   // fp8 output with 16-bit inputs (fp8 C is offered in the input type only).
   for (Define& d : defines)
     if (d.name == "TF_OUTPUT") d.value = template_code(Precision::fp8e4m3);
-  const std::string output_rule = "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type";
+  const std::string output_rule =
+      "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type; fp32 for tf32 inputs";
   try {
     compiler().compile(CompileRequest{&source(), defines, "sm_90a"});
     ADD_FAILURE() << "bf16 in, fp8e4m3 out compiled";
@@ -366,11 +378,12 @@ TEST(WgmmaTemplate, ASourceCarriesOnlyTheHeadersItIncludes) {
     for (const auto& [name, text] : s.headers) out.insert(name);
     return out;
   };
-  EXPECT_EQ(names(source()), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "scale_c.h",
-                                                    "tile_map.h", "tunefuzz_rtc.h", "wgmma_ops.h"}));
+  EXPECT_EQ(names(source()),
+            (std::set<std::string>{"gemm_params.h", "output_types.h", "pack.h", "perturb.h", "scale_c.h",
+                                   "split_k.h", "tile_map.h", "tunefuzz_rtc.h", "wgmma_ops.h"}));
   const KernelSource mma = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
-  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "output_types.h", "perturb.h", "scale_c.h", "tile_map.h",
-                                               "tunefuzz_rtc.h"}));
+  EXPECT_EQ(names(mma), (std::set<std::string>{"gemm_params.h", "output_types.h", "pack.h", "perturb.h", "scale_c.h",
+                                               "split_k.h", "tile_map.h", "tunefuzz_rtc.h"}));
 }
 
 TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {

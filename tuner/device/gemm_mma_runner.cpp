@@ -22,7 +22,7 @@ class GemmMmaRunner final : public GemmRunner {
       : candidate_(candidate),
         module_(image),
         pack_(module_.function("tf_pack")),
-        reduce_(module_.function("tf_reduce")),
+        reduce_(module_.function(kReduceEntry)),
         scale_c_(module_.function(kScaleCEntry)),
         element_bytes_(size_of(candidate.types.input)) {
     const KernelTemplate& t = *candidate.kernel_template;
@@ -57,28 +57,11 @@ class GemmMmaRunner final : public GemmRunner {
     const LaunchGeometry geo = gemm_mma_geometry(candidate_.point, g.shape, launch, element_bytes_);
     TfGemmParams p = gemm_params(g);
     p.splits = launch.splits > 0 ? launch.splits : candidate_.point["SPLIT_K"];
-    p.ldw = gemm_mma_partial_ld(g.shape);
+    p.ldw = split_k_partial_ld(g.shape);
     CUdeviceptr partials = workspace;
-    if (candidate_.point["PACK"]) {
-      const GemmMmaPackPlan plan = gemm_mma_pack_plan(g.shape, element_bytes_);
-      if (plan.pack_a) {
-        const bool col = g.shape.layout.a == Order::col;
-        pack(g.a, workspace, col ? g.shape.k : g.shape.m, col ? g.shape.m : g.shape.k, g.shape.lda,
-             plan.a_rows, plan.lda, stream);
-        p.a = reinterpret_cast<const void*>(workspace);
-      }
-      if (plan.pack_b) {
-        const CUdeviceptr b_scratch = workspace + plan.a_bytes;
-        const bool col = g.shape.layout.b == Order::col;
-        pack(g.b, b_scratch, col ? g.shape.n : g.shape.k, col ? g.shape.k : g.shape.n, g.shape.ldb,
-             plan.b_rows, plan.ldb, stream);
-        p.b = reinterpret_cast<const void*>(b_scratch);
-      }
-      p.k = plan.k;
-      p.lda = plan.lda;
-      p.ldb = plan.ldb;
-      partials += plan.a_bytes + plan.b_bytes;
-    }
+    if (candidate_.point["PACK"])
+      partials += launch_packing({pack_, nullptr}, pack_plan(g.shape, element_bytes_, PackRule::loads16), g,
+                                 element_bytes_, workspace, p, stream);
     p.workspace = reinterpret_cast<float*>(partials);
     void* args[] = {&p};
     const CUfunction gemm = gemm_[layout_index(g.shape.layout)];
@@ -88,35 +71,10 @@ class GemmMmaRunner final : public GemmRunner {
     check(cuLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1,
                          1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "cuLaunchKernel(tf_gemm_*)");
-    if (p.splits > 1) {
-      const int64_t quads = g.shape.m * ((g.shape.n + 3) / 4);
-      const unsigned threads = 256;
-      const auto blocks = static_cast<unsigned>(std::min<int64_t>((quads + threads - 1) / threads, 65535));
-      check(cuLaunchKernel(reduce_, blocks, 1, 1, threads, 1, 1, 0, stream, args, nullptr),
-            "cuLaunchKernel(tf_reduce)");
-    }
+    if (p.splits > 1) launch_split_k_reduce(reduce_, p, g.shape, stream);
   }
 
  private:
-  void pack(CUdeviceptr src, CUdeviceptr dst, int64_t rows, int64_t cols, int64_t src_ld, int64_t dst_rows,
-            int64_t dst_cols, CUstream stream) const {
-    TfPackParams p{reinterpret_cast<const void*>(src),
-                   reinterpret_cast<void*>(dst),
-                   rows,
-                   cols,
-                   src_ld,
-                   dst_rows,
-                   dst_cols};
-    void* args[] = {&p};
-    const int64_t vectors = dst_cols / (16 / element_bytes_);
-    const unsigned threads = 256;
-    const unsigned grid_x =
-        static_cast<unsigned>(std::min<int64_t>((vectors + threads - 1) / threads, 65535));
-    const unsigned grid_y = static_cast<unsigned>(std::min<int64_t>(dst_rows, 65535));
-    check(cuLaunchKernel(pack_, grid_x, grid_y, 1, threads, 1, 1, 0, stream, args, nullptr),
-          "cuLaunchKernel(tf_pack)");
-  }
-
   Candidate candidate_;
   Module module_;
   CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported

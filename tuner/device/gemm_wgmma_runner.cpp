@@ -1,7 +1,8 @@
 // Launcher of templates/gemm_wgmma.cu: encodes the TMA tensor maps of A, B (and C, when the epilogue can
-// store through TMA) for each problem, then launches one kernel on a grid of output tiles, or on as many CTAs
-// as are resident at once when PERSISTENT=1 (or on the fuzz case's grid), in clusters of CLUSTER_M x
-// CLUSTER_N CTAs (a launch attribute); a zero size launches tf_scale_c (K = 0) or nothing. Maps are kept for
+// store through TMA) for each problem, then launches one kernel on a grid of units (output tiles × K splits),
+// or on as many CTAs as are resident at once when PERSISTENT=1 (or on the fuzz case's grid), in clusters of
+// CLUSTER_M x CLUSTER_N CTAs (a launch attribute), and with K splits the second pass, tf_reduce, over the
+// partials in the workspace; a zero size launches tf_scale_c (K = 0) or nothing. Maps are kept for
 // the last operands seen, so timed repeats of one problem do not pay for encoding.
 #include <algorithm>
 #include <memory>
@@ -24,6 +25,7 @@ CUtensorMapDataType tma_type(Precision precision) {
     case Precision::bf16:
       return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case Precision::fp32:
+    case Precision::tf32:  // fp32 storage; the wgmma reads it as tf32
       return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     case Precision::fp8e4m3:
     case Precision::fp8e5m2:
@@ -55,9 +57,14 @@ CUtensorMap encode(CUdeviceptr base, Precision precision, int64_t rows, int64_t 
 class GemmWgmmaRunner final : public GemmRunner {
  public:
   GemmWgmmaRunner(const Candidate& candidate, const std::string& image)
-      : candidate_(candidate), module_(image), scale_c_(module_.function(kScaleCEntry)) {
+      : candidate_(candidate),
+        module_(image),
+        scale_c_(module_.function(kScaleCEntry)),
+        reduce_(module_.function(kReduceEntry)),
+        element_bytes_(size_of(candidate.types.input)),
+        pack_{module_.function(kPackEntry), module_.function(kPackTransposedEntry)} {
     const KernelTemplate& t = *candidate.kernel_template;
-    for (const Layout& layout : t.layouts)
+    for (const Layout& layout : gemm_wgmma_kernel_layouts(element_bytes_))
       if (gemm_wgmma_computes(candidate.point, layout))
         gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
     check_kernel_meta(module_, candidate);
@@ -80,25 +87,54 @@ class GemmWgmmaRunner final : public GemmRunner {
     return candidate_.kernel_template->refusal(candidate_.point, shape);
   }
 
-  int64_t workspace_bytes(const GemmShape&, const LaunchOverrides&) const override { return 0; }
+  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    if (quick_return(shape) != QuickReturn::none) return 0;
+    const PackPlan plan = pack_plan(shape, element_bytes_, gemm_wgmma_pack_rule(element_bytes_));
+    return (candidate_.point["PACK"] ? plan.a_bytes + plan.b_bytes : 0) +
+           split_k_workspace_bytes(shape, splits(overrides));
+  }
 
-  void run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const override {
+  void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
     if (launch_quick_return(scale_c_, g, stream)) return;  // before any tensor map is encoded
-    if (g.overrides.splits > 1)
-      throw Error(ErrorKind::internal, candidate_.id() + " does not split K but was asked for splits");
     const KernelTemplate& t = *candidate_.kernel_template;
     LaunchGeometry geo = t.geometry(candidate_.point, g.shape);
     const int64_t requested = g.overrides.grid > 0             ? g.overrides.grid
                               : candidate_.point["PERSISTENT"] ? resident_ctas_
                                                                : 0;
-    geo.grid_x = gemm_wgmma_grid(candidate_.point, g.shape, requested);
-    const CUfunction gemm = gemm_[layout_index(g.shape.layout)];
+    geo.grid_x = gemm_wgmma_grid(candidate_.point, g.shape, requested, splits(g.overrides));
+    // The workspace: the packed (and, for fp8 and tf32, transposed) operands (PACK=1), then the partials.
+    TfGemmParams p = gemm_params(g);
+    CUdeviceptr partials = workspace;
+    DeviceGemm read = g;  // the operands as the kernel reads them: packed or in place
+    if (candidate_.point["PACK"]) {
+      const PackPlan plan = pack_plan(g.shape, element_bytes_, gemm_wgmma_pack_rule(element_bytes_));
+      partials += launch_packing(pack_, plan, g, element_bytes_, workspace, p, stream);
+      read.a = reinterpret_cast<CUdeviceptr>(p.a);
+      read.b = reinterpret_cast<CUdeviceptr>(p.b);
+      read.shape.k = p.k;
+      read.shape.lda = p.lda;
+      read.shape.ldb = p.ldb;
+      read.shape.layout = plan.layout;
+    }
+    const CUfunction gemm = gemm_[layout_index(read.shape.layout)];
     if (!gemm)
       throw Error(ErrorKind::unsupported,
-                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
-    Maps maps = maps_for(g);
-    TfGemmParams p = gemm_params(g);
+                  candidate_.id() + " has no kernel for layout " + to_string(read.shape.layout));
+    Maps maps = maps_for(read);
+    p.splits = splits(g.overrides);
+    p.workspace = reinterpret_cast<float*>(partials);
+    p.ldw = split_k_partial_ld(g.shape);
     void* args[] = {&p, &maps.map_a, &maps.map_b, &maps.map_c, &maps.tma_store_c};
+    launch_gemm(gemm, geo, args, stream);
+    if (p.splits > 1) launch_split_k_reduce(reduce_, p, g.shape, stream);
+  }
+
+ private:
+  int64_t splits(const LaunchOverrides& overrides) const {
+    return overrides.splits > 0 ? overrides.splits : candidate_.point["SPLIT_K"];
+  }
+
+  static void launch_gemm(CUfunction gemm, const LaunchGeometry& geo, void** args, CUstream stream) {
     if (geo.cluster_x == 1) {
       // A plain launch: a cluster dimension of 1 is not the same launch (an H100 campaign that launched every
       // candidate with one read 10-15% slower on several problems than the same kernels launched plainly).
@@ -123,7 +159,6 @@ class GemmWgmmaRunner final : public GemmRunner {
     check(cuLaunchKernelEx(&config, gemm, args, nullptr), "cuLaunchKernelEx(tf_gemm_*, cluster)");
   }
 
- private:
   // The kernel's tensor-map arguments for one set of operands (passed by value: cuLaunchKernel copies them).
   struct Maps {
     CUdeviceptr a = 0, b = 0, c = 0;
@@ -170,6 +205,9 @@ class GemmWgmmaRunner final : public GemmRunner {
   Candidate candidate_;
   Module module_;
   CUfunction scale_c_;
+  CUfunction reduce_;
+  int64_t element_bytes_;
+  PackKernels pack_;
   CUfunction gemm_[4] = {};    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
   int64_t resident_ctas_ = 1;  ///< CTAs of the clusters that fit on the GPU at once
   mutable std::unique_ptr<Maps> maps_;  ///< the last operands' maps (a worker runs one GEMM at a time)

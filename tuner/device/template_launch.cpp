@@ -86,6 +86,64 @@ bool launch_quick_return(CUfunction scale_c, const DeviceGemm& g, CUstream strea
   return true;
 }
 
+namespace {
+
+// One operand (rows × cols, leading dimension src_ld) into a zero-padded dst_rows × dst_cols buffer: as it
+// is, or its transpose (then dst_rows covers cols and dst_cols covers rows).
+void pack_operand(const PackKernels& kernels, bool transpose, CUdeviceptr src, CUdeviceptr dst, int64_t rows,
+                  int64_t cols, int64_t src_ld, int64_t dst_rows, int64_t dst_cols, int64_t element_bytes,
+                  CUstream stream) {
+  TfPackParams p{reinterpret_cast<const void*>(src), reinterpret_cast<void*>(dst), rows, cols, src_ld, dst_rows,
+                 dst_cols};
+  void* args[] = {&p};
+  if (transpose) {  // 32×32 tiles of dst, 32×8 threads each
+    if (!kernels.transposed) throw Error(ErrorKind::internal, "a plan transposes, but the module has no tf_pack_transposed");
+    const auto grid_x = static_cast<unsigned>(std::min<int64_t>((dst_cols + 31) / 32, 65535));
+    const auto grid_y = static_cast<unsigned>(std::min<int64_t>((dst_rows + 31) / 32, 65535));
+    check(cuLaunchKernel(kernels.transposed, grid_x, grid_y, 1, 32, 8, 1, 0, stream, args, nullptr),
+          "cuLaunchKernel(tf_pack_transposed)");
+    return;
+  }
+  const int64_t vectors = dst_cols / (16 / element_bytes);
+  const unsigned threads = 256;
+  const auto grid_x = static_cast<unsigned>(std::min<int64_t>((vectors + threads - 1) / threads, 65535));
+  const auto grid_y = static_cast<unsigned>(std::min<int64_t>(dst_rows, 65535));
+  check(cuLaunchKernel(kernels.pack, grid_x, grid_y, 1, threads, 1, 1, 0, stream, args, nullptr),
+        "cuLaunchKernel(tf_pack)");
+}
+
+}  // namespace
+
+int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const DeviceGemm& g,
+                       int64_t element_bytes, CUdeviceptr workspace, TfGemmParams& p, CUstream stream) {
+  if (plan.pack_a) {
+    const bool col = g.shape.layout.a == Order::col;
+    pack_operand(kernels, plan.transpose_a, g.a, workspace, col ? g.shape.k : g.shape.m,
+                 col ? g.shape.m : g.shape.k, g.shape.lda, plan.a_rows, plan.lda, element_bytes, stream);
+    p.a = reinterpret_cast<const void*>(workspace);
+  }
+  if (plan.pack_b) {
+    const CUdeviceptr b_scratch = workspace + plan.a_bytes;
+    const bool col = g.shape.layout.b == Order::col;
+    pack_operand(kernels, plan.transpose_b, g.b, b_scratch, col ? g.shape.n : g.shape.k,
+                 col ? g.shape.k : g.shape.n, g.shape.ldb, plan.b_rows, plan.ldb, element_bytes, stream);
+    p.b = reinterpret_cast<const void*>(b_scratch);
+  }
+  p.k = plan.k;
+  p.lda = plan.lda;
+  p.ldb = plan.ldb;
+  return plan.a_bytes + plan.b_bytes;
+}
+
+void launch_split_k_reduce(CUfunction reduce, const TfGemmParams& p, const GemmShape& shape, CUstream stream) {
+  TfGemmParams arguments = p;
+  void* args[] = {&arguments};
+  const LaunchGeometry geo = split_k_reduce_geometry(shape);
+  check(cuLaunchKernel(reduce, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1, 1,
+                       0, stream, args, nullptr),
+        "cuLaunchKernel(tf_reduce)");
+}
+
 TfGemmParams gemm_params(const DeviceGemm& g) {
   TfGemmParams p{};
   p.a = reinterpret_cast<const void*>(g.a);

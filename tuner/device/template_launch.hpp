@@ -7,6 +7,7 @@
 #include "templates/gemm_params.h"
 #include "tuner/device/cuda.hpp"
 #include "tuner/device/runner.hpp"
+#include "tuner/templates/gemm_rules.hpp"
 #include "tuner/templates/kernel_template.hpp"
 
 namespace tunefuzz::device {
@@ -33,6 +34,22 @@ int layout_index(const Layout& layout);
 /// M or N = 0, tf_scale_c (`scale_c`, from the candidate's module) for K = 0. True when `gemm` was such a
 /// GEMM (the caller launches nothing more), false when the template's kernels must run.
 bool launch_quick_return(CUfunction scale_c, const DeviceGemm& gemm, CUstream stream);
+
+/// The packing kernels of a candidate's module (templates/pack.h); `transposed` is needed only by plans that
+/// transpose (PackRule::tma_k_major).
+struct PackKernels {
+  CUfunction pack = nullptr;
+  CUfunction transposed = nullptr;
+};
+
+/// PACK=1: copies the operands `plan` names into `workspace` (A, then B) with tf_pack or, where the plan
+/// transposes, tf_pack_transposed, and points `p`'s operands, K and leading dimensions at the copies (the
+/// GEMM then runs in plan.layout). Returns the workspace bytes the copies take (plan.a_bytes + b_bytes).
+int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const DeviceGemm& gemm,
+                       int64_t element_bytes, CUdeviceptr workspace, TfGemmParams& p, CUstream stream);
+
+/// Split-K's second pass (tf_reduce, from the candidate's module) over the partials `p` points at.
+void launch_split_k_reduce(CUfunction reduce, const TfGemmParams& p, const GemmShape& shape, CUstream stream);
 
 /// The kernel arguments of `gemm` as given: operands, sizes, leading dimensions, alpha and beta; every other
 /// field zero.

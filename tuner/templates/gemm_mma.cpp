@@ -30,10 +30,6 @@ int64_t mma_k(int64_t element_bytes) {
   return 32 / element_bytes;
 }  // 16 (16-bit), 8 (tf32), 32 (fp8)
 
-int64_t round_up(int64_t value, int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 // Guarded: a point whose warp tile does not divide its CTA tile gets 0 threads (the `divides` rule prunes it)
 // instead of a division by zero.
 int64_t threads(const Point& p) {
@@ -127,7 +123,7 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   if (units > INT32_MAX && !p["PERSISTENT"])
     return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
   if (p["PACK"]) {
-    const GemmMmaPackPlan plan = gemm_mma_pack_plan(s, f.element_bytes);
+    const PackPlan plan = pack_plan(s, f.element_bytes, PackRule::loads16);
     if (!plan.pack_a && !plan.pack_b)
       return std::string(
           "PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 "
@@ -143,7 +139,7 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_mma.cu";
   t.summary = f.summary;
-  t.entry_points = {"tf_gemm_rc", "tf_pack", "tf_reduce", kScaleCEntry};
+  t.entry_points = {"tf_gemm_rc", kPackEntry, kReduceEntry, kScaleCEntry};
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
@@ -225,38 +221,11 @@ LaunchGeometry gemm_mma_geometry(const Point& p, const GemmShape& s, const Launc
   g.block_x = threads(p);
   g.shared_memory_bytes = shared_memory(p, element_bytes);
   if (p["PACK"]) {
-    const GemmMmaPackPlan plan = gemm_mma_pack_plan(s, element_bytes);
+    const PackPlan plan = pack_plan(s, element_bytes, PackRule::loads16);
     g.workspace_bytes = plan.a_bytes + plan.b_bytes;
   }
-  if (splits > 1) g.workspace_bytes += splits * s.m * gemm_mma_partial_ld(s) * 4;
+  g.workspace_bytes += split_k_workspace_bytes(s, splits);
   return g;
-}
-
-int64_t gemm_mma_partial_ld(const GemmShape& s) {
-  return round_up(s.n, 4);
-}
-
-GemmMmaPackPlan gemm_mma_pack_plan(const GemmShape& s, int64_t element_bytes) {
-  const int64_t unit = 16 / element_bytes;  // elements per 16-byte load
-  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
-  const auto [a, b] = stored_operands(s);
-  GemmMmaPackPlan plan;
-  // K padded to a whole load when an operand stored along K (row-major A, column-major B) has K misaligned;
-  // then the other operand needs zero rows up to the padded K too, so both are packed.
-  const bool pad_k = s.k % unit != 0 && (!a_col || b_col);
-  plan.k = pad_k ? round_up(s.k, unit) : s.k;
-  plan.pack_a = pad_k || a.extent % unit != 0 || a.ld % unit != 0 || a.alignment % 16 != 0;
-  plan.pack_b = pad_k || b.extent % unit != 0 || b.ld % unit != 0 || b.alignment % 16 != 0;
-  // Stored shapes with the padded K: A is (M, K) or (K, M), B is (K, N) or (N, K).
-  plan.a_rows = a_col ? plan.k : s.m;
-  plan.a_cols = a_col ? s.m : plan.k;
-  plan.b_rows = b_col ? s.n : plan.k;
-  plan.b_cols = b_col ? plan.k : s.n;
-  plan.lda = plan.pack_a ? round_up(plan.a_cols, unit) : s.lda;
-  plan.ldb = plan.pack_b ? round_up(plan.b_cols, unit) : s.ldb;
-  if (plan.pack_a) plan.a_bytes = round_up(plan.a_rows * plan.lda * element_bytes, 256);
-  if (plan.pack_b) plan.b_bytes = round_up(plan.b_rows * plan.ldb * element_bytes, 256);
-  return plan;
 }
 
 const std::vector<std::string>& gemm_mma_mutant_names() {

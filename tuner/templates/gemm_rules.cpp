@@ -60,6 +60,73 @@ LaunchGeometry scale_c_geometry(const GemmShape& s) {
   return g;
 }
 
+namespace {
+int64_t round_up(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+}  // namespace
+
+PackPlan pack_plan(const GemmShape& s, int64_t element_bytes, PackRule rule) {
+  const int64_t unit = 16 / element_bytes;  // elements per 16 bytes
+  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
+  const auto [a, b] = stored_operands(s);
+  const auto needs = [&](const Stored& o) {
+    return o.ld % unit != 0 || o.alignment % 16 != 0 || (rule == PackRule::loads16 && o.extent % unit != 0);
+  };
+  PackPlan plan;
+  plan.layout = s.layout;
+  if (rule == PackRule::tma_k_major) {
+    // A K-major is row-major A, B K-major is column-major B: the copy of the other is the transpose.
+    plan.k = s.k;
+    plan.transpose_a = a_col;
+    plan.transpose_b = !b_col;
+    plan.pack_a = plan.transpose_a || needs(a);
+    plan.pack_b = plan.transpose_b || needs(b);
+    plan.layout = {Order::row, Order::col};
+    plan.a_rows = s.m;
+    plan.a_cols = s.k;
+    plan.b_rows = s.n;
+    plan.b_cols = s.k;
+    plan.lda = plan.pack_a ? round_up(s.k, unit) : s.lda;
+    plan.ldb = plan.pack_b ? round_up(s.k, unit) : s.ldb;
+    if (plan.pack_a) plan.a_bytes = round_up(plan.a_rows * plan.lda * element_bytes, 256);
+    if (plan.pack_b) plan.b_bytes = round_up(plan.b_rows * plan.ldb * element_bytes, 256);
+    return plan;
+  }
+  // 16-byte loads: K padded to a whole load when an operand stored along K (row-major A, column-major B) has
+  // K misaligned; then the other operand needs zero rows up to the padded K too, so both are packed.
+  const bool pad_k = rule == PackRule::loads16 && s.k % unit != 0 && (!a_col || b_col);
+  plan.k = pad_k ? round_up(s.k, unit) : s.k;
+  plan.pack_a = pad_k || needs(a);
+  plan.pack_b = pad_k || needs(b);
+  // Stored shapes with the padded K: A is (M, K) or (K, M), B is (K, N) or (N, K).
+  plan.a_rows = a_col ? plan.k : s.m;
+  plan.a_cols = a_col ? s.m : plan.k;
+  plan.b_rows = b_col ? s.n : plan.k;
+  plan.b_cols = b_col ? plan.k : s.n;
+  plan.lda = plan.pack_a ? round_up(plan.a_cols, unit) : s.lda;
+  plan.ldb = plan.pack_b ? round_up(plan.b_cols, unit) : s.ldb;
+  if (plan.pack_a) plan.a_bytes = round_up(plan.a_rows * plan.lda * element_bytes, 256);
+  if (plan.pack_b) plan.b_bytes = round_up(plan.b_rows * plan.ldb * element_bytes, 256);
+  return plan;
+}
+
+LaunchGeometry split_k_reduce_geometry(const GemmShape& s) {
+  constexpr int64_t threads = 256, most_ctas = 65535;
+  LaunchGeometry g;
+  g.block_x = threads;
+  g.grid_x = std::clamp<int64_t>((s.m * split_k_partial_ld(s) / 4 + threads - 1) / threads, 1, most_ctas);
+  return g;
+}
+
+int64_t split_k_partial_ld(const GemmShape& s) {
+  return (s.n + 3) / 4 * 4;
+}
+
+int64_t split_k_workspace_bytes(const GemmShape& s, int64_t splits) {
+  return splits > 1 ? splits * s.m * split_k_partial_ld(s) * static_cast<int64_t>(sizeof(float)) : 0;
+}
+
 std::pair<Stored, Stored> stored_operands(const GemmShape& s) {
   const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
   return {{"A", a_col ? "M" : "K", a_col ? s.m : s.k, s.lda, s.a_alignment},

@@ -40,6 +40,37 @@ QuickReturn quick_return(const GemmShape& shape);
 inline constexpr const char* kScaleCEntry = "tf_scale_c";
 LaunchGeometry scale_c_geometry(const GemmShape& shape);
 
+/// PACK=1: which operands are copied into zero-padded scratch before the GEMM (tf_pack, templates/pack.h), and
+/// the sizes the GEMM then runs with. `rule` says what the kernel's loads need: 16-byte vector loads
+/// (`loads16`: stored rows a whole number of 16-byte units long, K padded with zeros when an operand stored
+/// along K needs it, leading dimensions and bases on 16 bytes), TMA (`tma`: leading dimensions and bases on
+/// 16 bytes; any row length, as TMA reads zeros past it), or TMA of K-major tiles alone (`tma_k_major`: the
+/// same, and an operand stored along M or N is transposed on the way, tf_pack_transposed, so the GEMM runs
+/// as RC). An operand that already complies is used in place.
+enum class PackRule { loads16, tma, tma_k_major };
+struct PackPlan {
+  bool pack_a = false, pack_b = false;
+  bool transpose_a = false, transpose_b = false;  ///< the copy is the operand's transpose (tma_k_major)
+  Layout layout;                   ///< the storage order the GEMM runs with
+  int64_t k = 0;                   ///< K the GEMM runs with (rounded up to 16 bytes when padded along K)
+  int64_t a_rows = 0, a_cols = 0;  ///< A as stored, with that K: (M, K) row-major, (K, M) column-major
+  int64_t b_rows = 0, b_cols = 0;  ///< B as stored: (K, N) row-major, (N, K) column-major
+  int64_t lda = 0;                 ///< leading dimensions the GEMM runs with
+  int64_t ldb = 0;
+  int64_t a_bytes = 0, b_bytes = 0;  ///< scratch for each packed operand (multiples of 256 bytes)
+};
+PackPlan pack_plan(const GemmShape& shape, int64_t element_bytes, PackRule rule);
+inline constexpr const char* kPackEntry = "tf_pack";
+inline constexpr const char* kPackTransposedEntry = "tf_pack_transposed";
+
+/// Split-K's second pass (templates/split_k.h), exported by every template that splits K, and its launch:
+/// 256 threads per CTA, one thread per four columns of a row of C, up to 65535 CTAs. Its workspace holds
+/// `splits` fp32 partials of m rows of split_k_partial_ld elements (N rounded up to 4: the pass reads quads).
+inline constexpr const char* kReduceEntry = "tf_reduce";
+LaunchGeometry split_k_reduce_geometry(const GemmShape& shape);
+int64_t split_k_partial_ld(const GemmShape& shape);
+int64_t split_k_workspace_bytes(const GemmShape& shape, int64_t splits);
+
 /// An operand as stored: its row length (K for row-major A, M for column-major A; N for row-major B, K for
 /// column-major B), leading dimension and base alignment: what vector loads, packing and TMA act on.
 struct Stored {

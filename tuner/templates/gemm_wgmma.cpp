@@ -1,5 +1,5 @@
-// Everything the tuner knows about templates/gemm_wgmma.cu, declared for 16-bit inputs (gemm_wgmma) and
-// fp8 inputs (gemm_wgmma_fp8). Keep names, defaults and rules in step with the kernel's #defines and
+// Everything the tuner knows about templates/gemm_wgmma.cu, declared for 16-bit inputs (gemm_wgmma), fp8
+// inputs (gemm_wgmma_fp8) and tf32 inputs (gemm_wgmma_tf32). Keep names, defaults and rules in step with the kernel's #defines and
 // static_asserts: tests/test_wgmma.cpp compiles points on both sides of each rule.
 #include "tuner/templates/gemm_wgmma.hpp"
 
@@ -18,7 +18,7 @@ struct Family {
   int64_t element_bytes;
   const char* summary;
   std::vector<TypePair> types;
-  std::vector<Layout> layouts;
+  const char* layout_note;   ///< why PACK=0 refuses a storage order without a kernel (fp8, tf32: all but RC)
   int64_t default_bn = 256;  ///< fp8 defaults to 128: it holds two sets of accumulators (see below)
 };
 
@@ -49,15 +49,17 @@ int64_t shared_memory(const Point& p, int64_t eb) {
 
 std::vector<Constraint> constraints(int64_t eb) {
   const int64_t slab = kSwizzleBytes / eb;
-  return {
-      {"positive", "every tunable must be at least 1 (the switches PERSISTENT and A_REGS at least 0)",
+  std::vector<Constraint> out = {
+      {"positive", "every tunable must be at least 1 (the switches PERSISTENT, A_REGS and PACK at least 0)",
        [](const Point& p, const GpuLimits&) {
          for (const auto& [name, value] : p.values())
-           if (value < (name == "PERSISTENT" || name == "A_REGS" ? 0 : 1)) return false;
+           if (value < (name == "PERSISTENT" || name == "A_REGS" || name == "PACK" ? 0 : 1)) return false;
          return true;
        }},
-      {"switch", "PERSISTENT and A_REGS are switches: 0 or 1",
-       [](const Point& p, const GpuLimits&) { return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1; }},
+      {"switch", "PERSISTENT, A_REGS and PACK are switches: 0 or 1",
+       [](const Point& p, const GpuLimits&) {
+         return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1 && p["PACK"] <= 1;
+       }},
       {"consumers", "CONSUMERS must be 1 or 2 consumer warpgroups",
        [](const Point& p, const GpuLimits&) { return p["CONSUMERS"] == 1 || p["CONSUMERS"] == 2; }},
       {"wgmma_m",
@@ -92,27 +94,48 @@ std::vector<Constraint> constraints(int64_t eb) {
          return p["CLUSTER_M"] <= 2 && p["CLUSTER_N"] <= 2 && cluster_size(p) <= 2;
        }},
   };
+  if (eb == 4)
+    out.push_back({"a_regs_tf32", "A_REGS=1 is for 16-bit and fp8 inputs: tf32 wgmma reads A from shared memory",
+                   [](const Point& p, const GpuLimits&) { return !p["A_REGS"]; }});
+  return out;
+}
+
+bool has_kernel(const Layout& layout, int64_t element_bytes) {
+  const std::vector<Layout> kernels = gemm_wgmma_kernel_layouts(element_bytes);
+  return std::find(kernels.begin(), kernels.end(), layout) != kernels.end();
 }
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
-  if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 wgmma takes K-major A and B: RC")) return why;
-  if (!gemm_wgmma_computes(p, s.layout))
+  const int64_t eb = f.element_bytes;
+  if (auto why = operands_refusal(f.name, s, all_layouts(), "")) return why;
+  if (!p["PACK"] && !has_kernel(s.layout, eb))
+    return std::string(f.layout_note) + "; the PACK=1 twin of this candidate transposes the other operands first";
+  // A_REGS reads row-major A: the problem's, or (PACK=1 with fp8, tf32) the transposed copy's.
+  if (!gemm_wgmma_computes(p, p["PACK"] ? pack_plan(s, eb, gemm_wgmma_pack_rule(eb)).layout : s.layout))
     return "A_REGS=1 loads A into registers from row-major A only; the A_REGS=0 point serves layout " +
            to_string(s.layout);
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no tensor map is encoded
-  // TMA: 16-byte aligned bases and row strides; coordinates are 32-bit.
-  const int64_t eb = f.element_bytes;
-  if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0)
+  // TMA: 16-byte aligned bases and row strides (PACK=1 copies operands that are not into aligned scratch);
+  // coordinates are 32-bit.
+  if (p["PACK"]) {
+    const PackPlan plan = pack_plan(s, eb, gemm_wgmma_pack_rule(eb));
+    if (!plan.pack_a && !plan.pack_b)
+      return std::string(
+          "PACK=1 has nothing to pack here: TMA reads A and B in place, so the PACK=0 twin of this candidate "
+          "serves this problem");
+  } else if ((s.lda * eb) % 16 != 0 || (s.ldb * eb) % 16 != 0) {
     return "TMA needs 16-byte row strides: lda*" + std::to_string(eb) + " = " + std::to_string(s.lda * eb) +
            ", ldb*" + std::to_string(eb) + " = " + std::to_string(s.ldb * eb) +
-           " bytes; a gemm_mma candidate serves this problem";
-  if (s.a_alignment % 16 != 0 || s.b_alignment % 16 != 0)
+           " bytes; the PACK=1 twin of this candidate, or a gemm_mma candidate, serves this problem";
+  } else if (s.a_alignment % 16 != 0 || s.b_alignment % 16 != 0) {
     return std::string(
-        "TMA needs A and B base addresses aligned to 16 bytes; a gemm_mma candidate serves this problem");
+        "TMA needs A and B base addresses aligned to 16 bytes; the PACK=1 twin of this candidate, or a "
+        "gemm_mma candidate, serves this problem");
+  }
   // A cluster's second tile may start one tile past the matrix (and its loads there read zeros).
   if (std::max({s.m + p["BM"] * p["CLUSTER_M"], s.n + p["BN"] * p["CLUSTER_N"], s.k + p["BK"]}) > INT32_MAX)
     return std::string("TMA coordinates are 32-bit: M, N and K plus a cluster's tiles must be below 2^31");
-  const int64_t ctas = gemm_wgmma_grid(p, s, 0);
+  const int64_t ctas = gemm_wgmma_grid(p, s, 0, p["SPLIT_K"]);
   if (ctas > INT32_MAX && !p["PERSISTENT"])
     return "the grid would need " + std::to_string(ctas) + " CTAs (over 2^31 - 1); PERSISTENT=1 serves it";
   return std::nullopt;
@@ -124,7 +147,7 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_wgmma.cu";
   t.summary = f.summary;
-  t.entry_points = {"tf_gemm_rc", kScaleCEntry};
+  t.entry_points = {"tf_gemm_rc", kPackEntry, kPackTransposedEntry, kReduceEntry, kScaleCEntry};
   if (eb != 1) t.entry_points.insert(t.entry_points.end(), {"tf_gemm_rr", "tf_gemm_cr", "tf_gemm_cc"});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M): CONSUMERS x 64 x m64 blocks per consumer"},
@@ -135,13 +158,21 @@ KernelTemplate make_template(const Family& f) {
       {"GROUP_M", 8, "CTA raster swizzle: tile rows (cluster tile rows) walked together for L2 reuse"},
       {"CLUSTER_M", 2, "CTAs per cluster along M: 2 = two tile rows share each B tile (TMA multicast)"},
       {"CLUSTER_N", 1, "CTAs per cluster along N: 2 = two tile columns share each A tile (TMA multicast)"},
-      {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many tiles",
+      {"SPLIT_K", 1,
+       "K splits: each output tile's K loop is shared by this many units, whose fp32 partials a second pass "
+       "adds in split order",
+       false},
+      {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many units",
+       false, 0},
+      {"PACK", 0,
+       "1 = copy operands TMA cannot read in place (a leading dimension or base off 16 bytes) into aligned "
+       "scratch first",
        false, 0},
       {"A_REGS", 0,
        "1 = consumers load A into registers (ldmatrix) and wgmma reads it there; row-major A only", true, 0},
   };
   t.constraints = constraints(eb);
-  t.layouts = f.layouts;
+  t.layouts = all_layouts();  // fp8, tf32: all but RC with PACK=1 only (refusal)
   t.supported_types = f.types;
   t.shared_memory_bytes = [eb](const Point& p) { return shared_memory(p, eb); };
   t.threads_per_block = threads;
@@ -160,7 +191,12 @@ KernelTemplate make_template(const Family& f) {
   t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
   t.geometry = [eb](const Point& p, const GemmShape& s) {
     LaunchGeometry g;
-    g.grid_x = gemm_wgmma_grid(p, s, 0);
+    g.grid_x = gemm_wgmma_grid(p, s, 0, p["SPLIT_K"]);
+    g.workspace_bytes = split_k_workspace_bytes(s, p["SPLIT_K"]);
+    if (p["PACK"]) {
+      const PackPlan plan = pack_plan(s, eb, gemm_wgmma_pack_rule(eb));
+      g.workspace_bytes += plan.a_bytes + plan.b_bytes;
+    }
     g.cluster_x = cluster_size(p);
     g.block_x = threads(p);
     g.shared_memory_bytes = shared_memory(p, eb);
@@ -184,7 +220,7 @@ const KernelTemplate& gemm_wgmma_template() {
       {"gemm_wgmma", 2,
        "Hopper GEMM (sm_90a): wgmma + TMA ring + producer/consumer warpgroups + persistent tiles, fp16/bf16, "
        "any layout",
-       sixteen_bit_type_pairs(), all_layouts()});
+       sixteen_bit_type_pairs(), ""});
   return t;
 }
 
@@ -192,10 +228,22 @@ const KernelTemplate& gemm_wgmma_fp8_template() {
   static const KernelTemplate t =
       make_template({"gemm_wgmma_fp8",
                      1,
-                     "Hopper GEMM (sm_90a) on fp8 e4m3/e5m2 wgmma (m64nNk32), row-major A, column-major B",
+                     "Hopper GEMM (sm_90a) on fp8 e4m3/e5m2 wgmma (m64nNk32): RC, other layouts transposed "
+                     "first (PACK=1)",
                      fp8_type_pairs(),
-                     {{Order::row, Order::col}},
+                     "fp8 wgmma reads K-major A and B: it has a kernel for layout RC only",
                      128});
+  return t;
+}
+
+const KernelTemplate& gemm_wgmma_tf32_template() {
+  static const KernelTemplate t =
+      make_template({"gemm_wgmma_tf32",
+                     4,
+                     "Hopper GEMM (sm_90a) on tf32 wgmma (m64nNk8, fp32 storage and C): RC, other layouts "
+                     "transposed first (PACK=1)",
+                     {{Precision::tf32, Precision::fp32}},
+                     "tf32 wgmma reads K-major A and B: it has a kernel for layout RC only"});
   return t;
 }
 
@@ -206,10 +254,10 @@ TmaBox gemm_wgmma_operand_box(const Point& p, bool is_a, bool stored_along_k, in
   return {slab, (stored_along_k ? (is_a ? p["BM"] : p["BN"]) : p["BK"]) / parts};
 }
 
-int64_t gemm_wgmma_grid(const Point& p, const GemmShape& s, int64_t requested) {
+int64_t gemm_wgmma_grid(const Point& p, const GemmShape& s, int64_t requested, int64_t splits) {
   const int64_t tiles_m = (s.m + p["BM"] - 1) / p["BM"], tiles_n = (s.n + p["BN"] - 1) / p["BN"];
   const int64_t cm = p["CLUSTER_M"], cn = p["CLUSTER_N"], size = cm * cn;
-  const int64_t all = ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn) * size;
+  const int64_t all = ((tiles_m + cm - 1) / cm) * ((tiles_n + cn - 1) / cn) * std::max<int64_t>(splits, 1) * size;
   if (requested <= 0) return all;
   return std::min(all, (requested + size - 1) / size * size);
 }
@@ -228,13 +276,23 @@ bool gemm_wgmma_computes(const Point& p, const Layout& layout) {
   return !p["A_REGS"] || layout.a == Order::row;
 }
 
+std::vector<Layout> gemm_wgmma_kernel_layouts(int64_t element_bytes) {
+  if (element_bytes == 2) return all_layouts();
+  return {{Order::row, Order::col}};
+}
+
+PackRule gemm_wgmma_pack_rule(int64_t element_bytes) {
+  return element_bytes == 2 ? PackRule::tma : PackRule::tma_k_major;
+}
+
 const std::vector<std::string>& gemm_wgmma_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_wgmma.cu.
   static const std::vector<std::string> names = {"none",           "k_tile_mismatch", "wrong_parity",
                                                  "init_in_role",   "arrival_count",   "store_not_drained",
                                                  "skips_advance",  "no_acc_init",     "beta0_reads_c",
                                                  "multicast_self", "release_local",   "no_exit_sync",
-                                                 "store_before_slab_sync", "release_before_mma"};
+                                                 "store_before_slab_sync", "release_before_mma",
+                                                 "split_slot_wraps"};
   return names;
 }
 
