@@ -148,11 +148,13 @@ TEST(RuntimeDispatch, AnUntunedShapeTakesTheNearestRowOfItsCardThenOfItsArch) {
   const std::vector<Row> rows = h100_rows();
   Decision d = decide(rows, {h100(), {}}, bf16(4000, 4096, 4096));
   EXPECT_EQ(d.step, Step::nearest_shape);
+  ASSERT_TRUE(d.row);
   EXPECT_EQ(d.row->problem, "square_4096");
   DeviceInfo other = h100();
   other.name = "NVIDIA H100 PCIe";  // another card of sm_90: the H100 rows serve it through its arch
   d = decide(rows, {other, {}}, bf16(4096, 4096, 4096));
   EXPECT_EQ(d.step, Step::same_arch);
+  ASSERT_TRUE(d.row);
   EXPECT_EQ(d.row->problem, "square_4096");
 }
 

@@ -11,7 +11,8 @@ Table Table::from_file(const std::string& path) {
     if (!row.winner) continue;
     const tunefuzz::Problem& p = row.problem;
     table.rows.push_back(TunedRow{read.gpu_name, read.gpu_arch, p.name, p.m, p.n, p.k, tunefuzz::to_string(p.input),
-                                  tunefuzz::to_string(p.output), tunefuzz::to_string(p.layout), row.winner->id});
+                                  tunefuzz::to_string(p.output), tunefuzz::to_string(p.layout), row.winner->id,
+                                  row.winner->tflops});
   }
   table.template_hashes = read.template_hashes;
   return table;

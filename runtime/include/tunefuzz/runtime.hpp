@@ -51,6 +51,7 @@ struct TunedRow {
   long long m = 0, n = 0, k = 0;
   std::string precision, output, layout;  ///< types of A and B, of C; storage orders of A and B ("RC")
   std::string candidate;                  ///< the winner's candidate id
+  double tflops = 0;                      ///< the winner's median TFLOP/s on `card` when tuned
 };
 
 /// A kernel image compiled ahead of time (`tune export --format cmake --embed-kernels`): a cubin for an
@@ -154,7 +155,7 @@ Table Table::from_rows(const Rows& rows) {
   for (const auto& r : rows)
     table.rows.push_back(TunedRow{std::string(r.card), std::string(r.arch), std::string(r.problem), r.m, r.n,
                                   r.k, std::string(r.precision), std::string(r.output), std::string(r.layout),
-                                  std::string(r.candidate)});
+                                  std::string(r.candidate), r.tflops});
   return table;
 }
 
