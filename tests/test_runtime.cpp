@@ -186,6 +186,19 @@ TEST(RuntimeDispatch, WhenTheChosenCandidateRefusesTheNextThatAcceptsRuns) {
   EXPECT_FALSE(refusal_on(*d.candidate, h100(), shape_of(r)));
 }
 
+// A row whose winner would be compiled from a template other than the one it was tuned with (the handle marks
+// it) is passed over with that reason, as a refusing candidate is.
+TEST(RuntimeDispatch, ARowMarkedUnusableIsPassedOverWithItsReason) {
+  std::vector<Row> rows = h100_rows();
+  for (Row& row : rows)
+    if (row.problem == "square_4096") row.unusable = "its template changed since the table was tuned";
+  const Decision d = decide(rows, {h100(), {}}, bf16(4096, 4096, 4096));
+  ASSERT_FALSE(d.passed_over.empty());
+  EXPECT_NE(d.passed_over.front().find("its template changed since the table was tuned"), std::string::npos);
+  ASSERT_TRUE(d.row);
+  EXPECT_NE(d.row->problem, "square_4096");
+}
+
 TEST(RuntimeDispatch, WhenNoCandidateAcceptsTheFallbackServesOrTheErrorSaysWhy) {
   Request r = bf16(64, 64, 64);
   r.a_type = r.b_type = Precision::fp8e5m2;  // no H100 row, and gemm_mma's default computes no fp8

@@ -24,14 +24,37 @@ fs::path installed_template_directory() {
 
 KernelStore::KernelStore(const Table& table, const dispatch::Platform& platform, const Options& options)
     : platform_(platform),
-      template_hashes_(table.template_hashes.begin(), table.template_hashes.end()),
       templates_(options.template_directory.empty() ? fs::path() : fs::path(options.template_directory)),
       cache_(options.cache_directory.empty() ? KernelCache::default_directory()
                                              : fs::path(options.cache_directory)) {
-  for (const TunedRow& r : table.rows)
+  std::vector<std::string> tuned_hashes;
+  for (const TunedRow& r : table.rows) {
     rows_.push_back(dispatch::make_row(r.card, r.arch, r.problem, r.m, r.n, r.k, r.precision, r.output, r.layout,
                                        r.candidate));
+    tuned_hashes.push_back(r.template_hash);
+  }
   for (const KernelImage& image : table.images) images_.emplace(std::pair{image.candidate, image.arch}, image);
+  mark_stale_rows(tuned_hashes);
+}
+
+void KernelStore::mark_stale_rows(const std::vector<std::string>& tuned_hashes) {
+  const std::lock_guard lock(compile_mutex_);
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Candidate& candidate = rows_[i].candidate;
+    if (tuned_hashes[i].empty() || has_image(candidate)) continue;
+    const std::string installed = source_of(*candidate.kernel_template).hash();
+    if (installed != tuned_hashes[i])
+      rows_[i].unusable = "its template " + candidate.kernel_template->name + " changed since the table was tuned (" +
+                          tuned_hashes[i].substr(0, 12) + ", installed " + installed.substr(0, 12) +
+                          "): not compiled untested; tune again, or ship images compiled when it was tuned";
+  }
+}
+
+const KernelSource& KernelStore::source_of(const KernelTemplate& t) {
+  if (templates_.empty()) templates_ = installed_template_directory();
+  auto source = sources_.find(t.source_file);
+  if (source == sources_.end()) source = sources_.emplace(t.source_file, KernelSource::load(templates_, t.source_file)).first;
+  return source->second;
 }
 
 bool KernelStore::has_image(const Candidate& candidate) const {
@@ -61,18 +84,9 @@ std::string KernelStore::image_of(const Candidate& candidate) {
 
 std::string KernelStore::compile(const Candidate& candidate) {
   const std::lock_guard lock(compile_mutex_);
-  const KernelTemplate& t = *candidate.kernel_template;
-  if (templates_.empty()) templates_ = installed_template_directory();
-  auto source = sources_.find(t.source_file);
-  if (source == sources_.end()) source = sources_.emplace(t.source_file, KernelSource::load(templates_, t.source_file)).first;
-  const auto tuned = template_hashes_.find(t.name);
-  if (tuned != template_hashes_.end() && tuned->second != source->second.hash())
-    throw Error(ErrorKind::unsupported,
-                "template " + t.name + " in " + templates_.string() + " is not the one the table was tuned with (table " +
-                    tuned->second.substr(0, 12) + ", installed " + source->second.hash().substr(0, 12) +
-                    "): its kernels are not run untested; tune again, or use images compiled when it was tuned");
+  const KernelSource& source = source_of(*candidate.kernel_template);
   if (!compiler_) compiler_ = compiler_for(GpuSpec{platform_.device().name, platform_.device().arch, {}, {}, {}});
-  return compile_candidate(candidate, platform_.device().arch, source->second, *compiler_, cache_).image;
+  return compile_candidate(candidate, platform_.device().arch, source, *compiler_, cache_).image;
 }
 
 }  // namespace tunefuzz::runtime

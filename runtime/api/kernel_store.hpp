@@ -1,7 +1,8 @@
 // The kernels a handle can run: the table's rows as the dispatch reads them, the images compiled ahead of
 // time, and each candidate loaded once on its platform, from its embedded image or compiled on first use
-// through the persistent kernel cache (the template's source from the installed templates; a template that
-// changed since the table was tuned is refused, not run untested).
+// through the persistent kernel cache (the template's source from the installed templates). A row whose winner
+// has no image and whose template changed since the table was tuned is marked unusable: the dispatch passes it
+// over, saying why, rather than run code no campaign fuzzed.
 #pragma once
 
 #include <filesystem>
@@ -40,11 +41,14 @@ class KernelStore {
   };
   std::string image_of(const Candidate& candidate);
   std::string compile(const Candidate& candidate);
+  /// The installed source of a template (compile_mutex_ held).
+  const KernelSource& source_of(const KernelTemplate& t);
+  /// Marks the rows whose winner would be compiled from a template other than the one it was tuned with.
+  void mark_stale_rows(const std::vector<std::string>& tuned_hashes);
 
   const dispatch::Platform& platform_;
   std::vector<dispatch::Row> rows_;
   std::map<std::pair<std::string, std::string>, KernelImage> images_;  ///< by (candidate id, target)
-  std::map<std::string, std::string> template_hashes_;                 ///< the table's, by template
   std::filesystem::path templates_;
   KernelCache cache_;
   std::mutex slots_mutex_;  ///< guards slots_

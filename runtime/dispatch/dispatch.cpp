@@ -119,7 +119,7 @@ Row make_row(std::string card, std::string arch, std::string problem, int64_t m,
   if (candidate.types != TypePair{*input, *out})
     bad(where + ".winner.id", "'" + candidate_id + "' computes other types than the row's " + precision +
                                   " -> " + output);
-  return Row{std::move(card), std::move(arch), std::move(problem), m, n, k, {*input, *out}, *order, candidate};
+  return Row{std::move(card), std::move(arch), std::move(problem), m, n, k, {*input, *out}, *order, candidate, {}};
 }
 
 const char* to_string(Step step) {
@@ -173,6 +173,10 @@ Decision decide(const std::vector<Row>& rows, const Target& target, const Reques
   const GemmShape shape = shape_of(request);
   const TypePair types = types_of(request);
   for (const Ranked& ranked : ranked_candidates(rows, target.device.name, target.device.arch, shape, types)) {
+    if (ranked.row && !ranked.row->unusable.empty()) {
+      decision.passed_over.push_back(ranked.candidate.id() + ": " + ranked.row->unusable);
+      continue;
+    }
     if (auto why = refusal_on(ranked.candidate, target.device, shape)) {
       decision.passed_over.push_back(ranked.candidate.id() + ": " + *why);
       continue;

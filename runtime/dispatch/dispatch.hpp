@@ -44,6 +44,7 @@ struct Row {
   TypePair types;
   Layout layout;
   Candidate candidate;
+  std::string unusable;  ///< why its winner cannot run here (its template changed since tuning); empty: it can
 };
 
 /// Throws Error{bad_input} naming the field when the row's types, layout or candidate id do not parse or the
@@ -84,7 +85,8 @@ struct Target {
   std::string no_fallback = "this platform has no fallback library";  ///< said when fallback_refusal is empty
 };
 
-/// The rule, for a request that passed check(). Throws Error{unsupported} when nothing serves it.
+/// The rule, for a request that passed check(): a row marked unusable is passed over with its reason. Throws
+/// Error{unsupported} when nothing serves it.
 Decision decide(const std::vector<Row>& rows, const Target& target, const Request& request);
 
 /// Why `candidate` cannot run `shape` on `device`, or nullopt: its template's GPUs, each constraint against

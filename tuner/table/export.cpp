@@ -147,6 +147,12 @@ std::string parameters_literal(const Parameters& parameters, size_t width) {
   return out + "}}";
 }
 
+/// The hash the table records for the winner's template (empty when it records none).
+std::string template_hash(const ResultsTable& table, const TableRow& row) {
+  const auto found = table.template_hashes.find(row.winner->template_name);
+  return found == table.template_hashes.end() ? std::string() : found->second;
+}
+
 std::string row_literal(const ResultsTable& table, const TableRow& row, size_t width) {
   const Problem& p = row.problem;
   const Parameters parameters = winner_parameters(*row.winner);
@@ -156,7 +162,7 @@ std::string row_literal(const ResultsTable& table, const TableRow& row, size_t w
          cpp_string(to_string(p.output)) + ", " + cpp_string(to_string(p.layout)) + ",\n        " +
          cpp_string(row.winner->template_name) + ", " + cpp_string(row.winner->id) + ",\n        " +
          parameters_literal(parameters, width) + ", " + std::to_string(parameters.size()) + ", " +
-         number(row.winner->tflops) + "},\n";
+         number(row.winner->tflops) + ",\n        " + cpp_string(template_hash(table, row)) + "},\n";
 }
 
 /// Where the tables came from, one comment line per table.

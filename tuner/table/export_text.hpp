@@ -64,6 +64,7 @@ struct Row {
   Parameters parameters;                       ///< the first parameter_count entries are the winner's
   std::size_t parameter_count;
   double tflops;  ///< the winner's median TFLOP/s on `card`
+  std::string_view template_hash;  ///< SHA-256 of the winner's template source when tuned (the table's)
 };
 
 /// The fallback's candidate id for one pair of element types the template computes.

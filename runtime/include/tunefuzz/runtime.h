@@ -28,8 +28,7 @@ typedef enum {
 /* The values of cublasOperation_t's CUBLAS_OP_N and CUBLAS_OP_T. */
 enum { TUNEFUZZ_OP_N = 0, TUNEFUZZ_OP_T = 1 };
 
-/* A handle for CUDA device `device` over the table in `table_file` (a table written by `tune run`, or a
- * collection from `tune export --format yaml`). */
+/* A handle for CUDA device `device` over the table in `table_file` (a table written by `tune run`). */
 tunefuzzStatus_t tunefuzzCreate(tunefuzzHandle_t* handle, const char* table_file, int device);
 tunefuzzStatus_t tunefuzzDestroy(tunefuzzHandle_t handle);
 tunefuzzStatus_t tunefuzzSetStream(tunefuzzHandle_t handle, tunefuzzStream_t stream);

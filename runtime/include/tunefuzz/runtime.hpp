@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +51,7 @@ struct TunedRow {
   std::string precision, output, layout;  ///< types of A and B, of C; storage orders of A and B ("RC")
   std::string candidate;                  ///< the winner's candidate id
   double tflops = 0;                      ///< the winner's median TFLOP/s on `card` when tuned
+  std::string template_hash;              ///< SHA-256 of its template's source when tuned; empty: unknown
 };
 
 /// A kernel image compiled ahead of time (`tune export --format cmake --embed-kernels`): a cubin for an
@@ -65,8 +65,8 @@ struct KernelImage {
 /// The tuned winners a handle chooses from, and any images compiled ahead of time for them.
 class Table {
  public:
-  /// A table written by `tune run` (results/<gpu>.yaml) or a collection of them (`tune export --format
-  /// yaml`). Throws Error{bad_input} naming file, line and field on any defect.
+  /// A table written by `tune run` (results/<gpu>.yaml), its template hashes included. Throws
+  /// Error{bad_input} naming file, line and field on any defect.
   static Table from_file(const std::string& path);
   /// The rows of an exported header (tunefuzz_tables::kRows) or any range of records with the same fields.
   template <class Rows>
@@ -77,9 +77,6 @@ class Table {
 
   std::vector<TunedRow> rows;
   std::vector<KernelImage> images;
-  /// The template sources the table was tuned with (name → SHA-256, as tables record them): a kernel compiled
-  /// on first use from a template that differs is refused. Empty: not checked.
-  std::map<std::string, std::string> template_hashes;
 };
 
 /// Which step of the lookup rule chose the kernel, or that no kernel runs.
@@ -155,7 +152,7 @@ Table Table::from_rows(const Rows& rows) {
   for (const auto& r : rows)
     table.rows.push_back(TunedRow{std::string(r.card), std::string(r.arch), std::string(r.problem), r.m, r.n,
                                   r.k, std::string(r.precision), std::string(r.output), std::string(r.layout),
-                                  std::string(r.candidate), r.tflops});
+                                  std::string(r.candidate), r.tflops, std::string(r.template_hash)});
   return table;
 }
 
