@@ -56,7 +56,7 @@ case "${1:-}" in
     sanitize=build-sanitize
     [[ -f $sanitize/CMakeCache.txt ]] ||
       cmake -S . -B "$sanitize" -DCMAKE_BUILD_TYPE=Debug -DTUNEFUZZ_SANITIZE=ON -DCUDAToolkit_ROOT="$cuda" >/dev/null
-    sanitized=(test_config test_tables test_journal test_oracle test_hostile)
+    sanitized=(test_config test_tables test_journal test_oracle test_hostile test_runtime)
     cmake --build "$sanitize" -j"$(nproc)" --target "${sanitized[@]}" >/dev/null
     for t in "${sanitized[@]}"; do
       ASAN_OPTIONS=detect_leaks=1 "$sanitize/bin/$t" --gtest_brief=1 > "$sanitize/$t.log" 2>&1 ||

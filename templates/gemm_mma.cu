@@ -10,7 +10,7 @@
 // gridDim.x, so one kernel serves plain grids, persistent grids of any size and split-K; with splits > 1,
 // tf_reduce sums the fp32 partials in a fixed order (deterministic) and applies the epilogue.
 //
-// Host-side declaration of the same tunables, constraints and shared-memory formula: tuner/templates/gemm_mma.cpp.
+// Host-side declaration of the same tunables, constraints and shared-memory formula: runtime/templates/gemm_mma.cpp.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
 #include "perturb.h"

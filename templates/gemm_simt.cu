@@ -10,7 +10,7 @@
 // and nothing depends on the warp (wavefront) width, 32 on NVIDIA, 64 on AMD.
 //
 // Host-side declaration of the same tunables, constraints and shared-memory formula:
-// tuner/templates/gemm_simt.cpp.
+// runtime/templates/gemm_simt.cpp.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
 #include "perturb.h"

@@ -8,12 +8,12 @@
 // write their fp32 partials to the workspace in the layout of their registers; the last split to arrive
 // (an atomic counter per tile) sums the partials in split order 0..S-1, whatever the arrival order, applies
 // alpha and beta, writes C, and resets the counter to 0 for the next launch. The counters live in a buffer the
-// launcher owns and zeroes once, not in the workspace (tuner/device/gemm_skinny_runner.cpp).
+// launcher owns and zeroes once, not in the workspace (runtime/cuda/gemm_skinny_runner.cpp).
 // Every M, N, K ≥ 1 is computed; VEC (2, 4 or 8 elements: cp.async of 4, 8 or 16 bytes) must divide the stored
 // rows of A and B and their leading dimensions. With beta == 0, C is never read.
 //
 // Host-side declaration of the same tunables, constraints and shared-memory formula:
-// tuner/templates/gemm_skinny.cpp. Design and intended bandwidth: docs/skinny.md.
+// runtime/templates/gemm_skinny.cpp. Design and intended bandwidth: docs/skinny.md.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
 #include "perturb.h"

@@ -36,7 +36,7 @@
 // and K ≥ 1 is handled.
 //
 // Host-side declaration of the same tunables, constraints and shared-memory formula:
-// tuner/templates/gemm_wgmma.cpp.
+// runtime/templates/gemm_wgmma.cpp.
 #include "tunefuzz_rtc.h"
 #include "gemm_params.h"
 #include "perturb.h"

@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "tuner/backend/compiler_for.hpp"
+#include "runtime/backend/compiler_for.hpp"
 #include "tuner/campaign/occupancy.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"

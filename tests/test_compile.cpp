@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "tests/support/compile_checks.hpp"
-#include "tuner/backend/kernel_cache.hpp"
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/kernel_cache.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {

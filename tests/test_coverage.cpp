@@ -21,8 +21,8 @@
 #include "tuner/campaign/environment.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
-#include "tuner/templates/gemm_rules.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/kernel_template.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {

@@ -24,7 +24,7 @@
 #include "fuzz/generators.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/device/fuzzing.hpp"
-#include "tuner/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_rules.hpp"
 
 namespace tunefuzz {
 namespace {

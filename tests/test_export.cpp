@@ -20,9 +20,10 @@
 #include <sstream>
 #include <tuple>
 
+#include "tests/support/current_table.hpp"
 #include "tuner/table/export.hpp"
 #include "tuner/table/merge.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
@@ -472,6 +473,47 @@ TEST(Export, CmakeWritesAPackageHoldingTheHeader) {
   EXPECT_NE(cmake.find("add_library(tunefuzz::tables ALIAS tables)"), std::string::npos);
   EXPECT_TRUE(fs::exists(dir / "package/cmake/tunefuzzConfig.cmake"));
   EXPECT_TRUE(fs::exists(dir / "package/README.md"));
+}
+
+// tunefuzz installs cmake/tunefuzzConfig.cmake and every exported package writes its own copy: one text, so
+// the runtime and a tables package may share an install prefix whichever comes first.
+TEST(Export, CmakePackageConfigIsTunefuzzsOwn) {
+  const fs::path dir = scratch("cmake-config");
+  export_tables(read_table_set(kCommittedTable), ExportFormat::cmake, dir / "package");
+  EXPECT_EQ(read(dir / "package/cmake/tunefuzzConfig.cmake"), read(TUNEFUZZ_SOURCE_DIR "/cmake/tunefuzzConfig.cmake"));
+  EXPECT_NE(read(dir / "package/include/tunefuzz/kernels.hpp").find("std::array<Image, 0> kImages{}"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "package/src/kernels.cpp"));
+  EXPECT_NE(read(dir / "package/CMakeLists.txt").find("add_library(tables INTERFACE)"), std::string::npos);
+}
+
+// --embed-kernels: each distinct winner compiled by NVRTC for its table's GPU, its bytes in src/kernels.cpp,
+// the library then static; a template that is not the one the table was tuned with is refused.
+TEST(Export, EmbedKernelsCompilesEachWinnerAheadOfTime) {
+  const fs::path dir = scratch("cmake-embed");
+  const fs::path templates = TUNEFUZZ_BINARY_DIR "/share/tunefuzz/templates", table = dir / "current.yaml";
+  test::write_current_table(TUNEFUZZ_SOURCE_DIR "/tests/downstream/small_table.yaml", templates, table);
+  const EmbedKernels embed{templates, TUNEFUZZ_BINARY_DIR "/test-cache"};
+  export_tables(read_table_set(table), ExportFormat::cmake, dir / "package", embed);
+  const std::string header = read(dir / "package/include/tunefuzz/kernels.hpp");
+  EXPECT_NE(header.find("extern const std::array<Image, 2> kImages;"), std::string::npos) << header;
+  const std::string source = read(dir / "package/src/kernels.cpp");
+  EXPECT_NE(source.find("\"gemm_simt/fp32-fp32/"), std::string::npos);
+  EXPECT_NE(source.find("\"sm_90\", kImage1"), std::string::npos);
+  EXPECT_NE(source.find("{\n127,69,76,70,"), std::string::npos) << "an image that does not start as an ELF file";
+  EXPECT_NE(read(dir / "package/CMakeLists.txt").find("add_library(tables STATIC src/kernels.cpp)"), std::string::npos);
+
+  YAML::Node doc = YAML::LoadFile(table.string());
+  doc["provenance"]["template_hashes"]["gemm_simt"] = std::string(64, '0');
+  write_yaml(dir / "stale.yaml", doc);
+  try {
+    export_tables(read_table_set(dir / "stale.yaml"), ExportFormat::cmake, dir / "stale", embed);
+    FAIL() << "a stale template was embedded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+    EXPECT_EQ(e.where().field, "provenance.template_hashes.gemm_simt") << e.what();
+  }
+  EXPECT_THROW(export_tables(read_table_set(table), ExportFormat::header, dir / "h.hpp", embed), Error);
 }
 
 TEST(Merge, OneCardUnionsRowsByProblemAndRecordsSources) {

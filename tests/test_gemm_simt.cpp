@@ -1,5 +1,5 @@
 // Tests of the gemm_simt template (templates/gemm_simt.cu and its declaration,
-// tuner/templates/gemm_simt.cpp), stated as laws: the shared-memory and thread formulas give the figures
+// runtime/templates/gemm_simt.cpp), stated as laws: the shared-memory and thread formulas give the figures
 // worked out by hand; every constraint can be the one that fires, and a point on either side of it falls on
 // the side the rule says; a problem is refused exactly when a rule says so, naming the field to blame; every
 // point the shipped configs keep compiles under NVRTC with the promised instructions and records the geometry
@@ -24,11 +24,11 @@
 #include "templates/tile_map.h"
 #include "tests/support/compile_checks.hpp"
 #include "tests/support/space_checks.hpp"
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
-#include "tuner/templates/gemm_simt.hpp"
+#include "runtime/templates/gemm_simt.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -1,5 +1,5 @@
 // Tests of the gemm_skinny template (templates/gemm_skinny.cu and its declaration,
-// tuner/templates/gemm_skinny.cpp), stated as laws: the shared-memory, thread and workspace formulas give the
+// runtime/templates/gemm_skinny.cpp), stated as laws: the shared-memory, thread and workspace formulas give the
 // figures worked out by hand; the units of a launch cover every (tile, K split) exactly once and the splits of
 // a tile cover its K tiles exactly once; every constraint can be the one that fires, and a point on either side
 // of it falls on the side the rule says; a problem is refused exactly when a rule says so, naming the field to
@@ -23,12 +23,12 @@
 #include "templates/tile_map.h"
 #include "tests/support/compile_checks.hpp"
 #include "tests/support/space_checks.hpp"
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
-#include "tuner/templates/gemm_rules.hpp"
-#include "tuner/templates/gemm_skinny.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_skinny.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/device/case_executor.hpp"
-#include "tuner/device/cuda.hpp"
-#include "tuner/templates/gemm_mma.hpp"
-#include "tuner/templates/gemm_simt.hpp"
-#include "tuner/templates/gemm_skinny.hpp"
-#include "tuner/templates/gemm_wgmma.hpp"
+#include "runtime/cuda/cuda.hpp"
+#include "runtime/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_simt.hpp"
+#include "runtime/templates/gemm_skinny.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -1,4 +1,4 @@
-// Tests of the hiprtc backend (tuner/backend/hiprtc_compiler.cpp, code_object.cpp), built where ROCm's HIP
+// Tests of the hiprtc backend (runtime/backend/hiprtc_compiler.cpp, code_object.cpp), built where ROCm's HIP
 // was found, stated as laws: every target the toolchain lists compiles, and any other is refused before
 // hiprtc sees it (hiprtc of ROCm 5.2 aborts the process on a target it does not know); the code object's
 // metadata gives the resources the kernel declares (static LDS to the byte, scratch and spill counts when
@@ -22,12 +22,12 @@
 
 #include "tests/support/compile_checks.hpp"
 #include "tests/support/space_checks.hpp"
-#include "tuner/backend/code_object.hpp"
-#include "tuner/backend/hiprtc_compiler.hpp"
-#include "tuner/backend/kernel_cache.hpp"
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/code_object.hpp"
+#include "runtime/backend/hiprtc_compiler.hpp"
+#include "runtime/backend/kernel_cache.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/campaign/stages.hpp"
-#include "tuner/templates/gemm_simt.hpp"
+#include "runtime/templates/gemm_simt.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -34,13 +34,13 @@
 #include <string>
 #include <vector>
 
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/device/jobs.hpp"
-#include "tuner/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_rules.hpp"
 #include "tuner/worker/worker_client.hpp"
 #if TUNEFUZZ_HAVE_HIP
-#include "tuner/backend/hiprtc_compiler.hpp"
+#include "runtime/backend/hiprtc_compiler.hpp"
 #endif
 
 namespace tunefuzz {

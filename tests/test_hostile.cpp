@@ -33,12 +33,12 @@
 
 #include "fuzz/cli/fuzz_main.hpp"
 #include "tests/support/mutate.hpp"
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/cli/tune_main.hpp"
 #include "tuner/common/error.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 // Under AddressSanitizer, a process past 3 GiB resident is stopped with a report: the per-batch memory limit
 // (RLIMIT_AS cannot be used beside ASan's shadow memory).

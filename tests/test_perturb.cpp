@@ -13,15 +13,15 @@
 #include <set>
 #include <string>
 
-#include "tuner/backend/kernel_cache.hpp"
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/kernel_cache.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/worker/worker_client.hpp"
-#include "tuner/templates/gemm_mma.hpp"
-#include "tuner/templates/gemm_simt.hpp"
-#include "tuner/templates/gemm_wgmma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_simt.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
 namespace {

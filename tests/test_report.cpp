@@ -26,8 +26,8 @@
 #include "tuner/common/error.hpp"
 #include "tests/support/mutate.hpp"
 #include "tuner/table/report.hpp"
-#include "tuner/table/results_reader.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/dispatch/results_reader.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "tests/support/fake_gpu.hpp"
-#include "tuner/templates/gemm_wgmma.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
 
 extern char** environ;
 

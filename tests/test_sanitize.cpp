@@ -9,7 +9,7 @@
 #include <string>
 
 #include "tuner/campaign/sanitize_stage.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {

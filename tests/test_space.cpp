@@ -18,7 +18,7 @@
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -19,10 +19,10 @@
 #include "tests/support/mutate.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/config/config.hpp"
-#include "tuner/table/results_reader.hpp"
+#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
-#include "tuner/backend/compiler.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/backend/compiler.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "templates/tile_map.h"
-#include "tuner/templates/gemm_mma.hpp"
-#include "tuner/templates/gemm_rules.hpp"
-#include "tuner/templates/gemm_wgmma.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 namespace {
 

@@ -25,14 +25,14 @@
 
 #include "tests/support/compile_checks.hpp"
 #include "tests/support/space_checks.hpp"
-#include "tuner/backend/kernel_cache.hpp"
-#include "tuner/backend/nvrtc_compiler.hpp"
+#include "runtime/backend/kernel_cache.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/device/fuzzing.hpp"
-#include "tuner/templates/gemm_rules.hpp"
-#include "tuner/templates/gemm_wgmma.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
 
 namespace tunefuzz {
 namespace {

@@ -20,7 +20,7 @@
 #include <set>
 
 #include "fuzz/cli/fuzz_main.hpp"
-#include "tuner/backend/compiler_for.hpp"
+#include "runtime/backend/compiler_for.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
@@ -30,7 +30,7 @@
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/backend/compiler.hpp"
+#include "runtime/backend/compiler.hpp"
 #include "tuner/common/error.hpp"
 
 namespace tunefuzz::test {

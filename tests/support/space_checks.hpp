@@ -15,7 +15,7 @@
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 namespace tunefuzz::test {
 

@@ -1,6 +1,6 @@
 #include "tuner/campaign/reproducer.hpp"
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/common/hash.hpp"
 
 #include <charconv>

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tuner/backend/compiler_for.hpp"
+#include "runtime/backend/compiler_for.hpp"
 #include "tuner/campaign/environment.hpp"
 
 namespace tunefuzz {

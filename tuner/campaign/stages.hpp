@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/backend/compiler.hpp"
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/compiler.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/occupancy.hpp"
 #include "tuner/config/config.hpp"

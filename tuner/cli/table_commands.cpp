@@ -2,11 +2,13 @@
 
 #include <cstdio>
 
+#include "runtime/backend/kernel_cache.hpp"
+#include "tuner/campaign/environment.hpp"
 #include "tuner/table/export.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/merge.hpp"
 #include "tuner/table/report.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz::cli {
@@ -90,11 +92,13 @@ int show(const std::vector<std::string>& files, bool json) {
 }
 
 int export_command(const std::vector<std::string>& files, const std::string& format,
-                   const std::string& output) {
+                   const std::string& output, bool embed_kernels) {
   const auto parsed = parse_export_format(format);
   if (!parsed)
     throw Error(ErrorKind::bad_input, "--format " + format + ": expected yaml, json, csv, header or cmake");
-  export_tables(read_all(files), *parsed, output);
+  std::optional<EmbedKernels> embed;
+  if (embed_kernels) embed = EmbedKernels{template_directory(), KernelCache::default_directory()};
+  export_tables(read_all(files), *parsed, output, embed);
   std::fprintf(stderr, "wrote %s\n", output.c_str());
   return 0;
 }

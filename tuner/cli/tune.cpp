@@ -15,8 +15,8 @@
 #include <iostream>
 #include <optional>
 
-#include "tuner/backend/compiler.hpp"
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/compiler.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/problem_coverage.hpp"
 #include "tuner/campaign/reproducer.hpp"
@@ -31,7 +31,7 @@
 #include "tuner/common/version.hpp"
 #include "tuner/device/domain_coverage.hpp"
 #include "tuner/table/json.hpp"
-#include "tuner/table/results_reader.hpp"
+#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
 
 namespace {
@@ -52,6 +52,7 @@ struct Options {
   std::string table;
   bool require_gpu = false;
   bool json = false;
+  bool embed_kernels = false;  ///< export --format cmake: the winners' images compiled ahead of time
   std::vector<std::string> tables;
   std::string format, prefer, problem, x, y;
   std::string command_line;
@@ -459,6 +460,8 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   export_->add_option("--format", o.format, "yaml, json, csv, header (C++17) or cmake (installable package)")
       ->required();
   export_->add_option("-o,--output", o.output, "output file (cmake: a directory)")->required();
+  export_->add_flag("--embed-kernels", o.embed_kernels,
+                    "cmake: compile each winner ahead of time for its table's GPU and put the images in the package");
 
   CLI::App* merge =
       app.add_subcommand("merge", "combine results tables (same card: one table; else a collection)");
@@ -493,7 +496,7 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
     if (*compile) return command_compile(o);
     if (*check) return command_check(o);
     if (*show) return cli::show(o.tables, o.json);
-    if (*export_) return cli::export_command(o.tables, o.format, o.output);
+    if (*export_) return cli::export_command(o.tables, o.format, o.output, o.embed_kernels);
     if (*merge) return cli::merge(o.tables, o.output, o.prefer);
     if (*report) return cli::report(o.table, o.output, o.problem, o.x, o.y);
     return command_run(o);

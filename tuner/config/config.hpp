@@ -38,6 +38,17 @@ struct GpuSpec {
   SourceLocation arch_where;  ///< where `gpu.arch` is written, for errors about the target
 };
 
+/// One GPU as its driver reports it: what a worker probe returns and what the runtime dispatches on.
+struct DeviceInfo {
+  std::string name;
+  std::string arch;
+  GpuLimits limits;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  std::string driver_version;
+  int cuda_driver_api = 0;
+};
+
 /// True for an AMD target name: `gfx` and 3 or 4 characters, digits but for a last one that may be a
 /// lower-case letter (`gfx908`, `gfx90a`, `gfx1100`). The config loader accepts these and `sm_*` names.
 bool is_amd_arch(std::string_view arch);

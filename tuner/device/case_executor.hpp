@@ -7,7 +7,7 @@
 #include <string>
 
 #include "tuner/device/fuzzing.hpp"
-#include "tuner/device/runner.hpp"
+#include "runtime/cuda/runner.hpp"
 
 namespace tunefuzz::device {
 

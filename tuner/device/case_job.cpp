@@ -2,7 +2,7 @@
 // The executor runs each launch twice and requires the same bits.
 #include <fstream>
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/device/case_executor.hpp"
 #include "tuner/device/jobs.hpp"
 #include "tuner/device/progress_log.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 namespace tunefuzz::device {
 

@@ -1,6 +1,6 @@
 // The fuzz job on the CUDA device: load the candidate, then the backend-neutral RapidCheck property of
 // tuner/device/fuzzing.hpp over CUDA's CaseDevice.
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/device/case_executor.hpp"
 #include "tuner/device/jobs.hpp"
 

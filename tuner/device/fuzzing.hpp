@@ -21,7 +21,7 @@
 #include "fuzz/generators.hpp"
 #include "fuzz/oracle.hpp"
 #include "fuzz/triage.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz::device {

@@ -11,11 +11,11 @@
 
 #include "fuzz/matrix.hpp"
 #include "fuzz/oracle.hpp"
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/device/jobs.hpp"
 #include "tuner/device/progress_log.hpp"
-#include "tuner/device/runner.hpp"
+#include "runtime/cuda/runner.hpp"
 #include "tuner/device/timer.hpp"
 
 namespace tunefuzz::device {

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "tuner/device/cuda.hpp"
+#include "runtime/cuda/cuda.hpp"
 
 namespace tunefuzz::device {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tuner/config/config.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 namespace tunefuzz {
 

@@ -9,11 +9,12 @@
 #include <cstdio>
 #include <sstream>
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/common/error.hpp"
+#include "tuner/table/embed.hpp"
 #include "tuner/table/export_text.hpp"
 #include "tuner/table/json.hpp"
-#include "tuner/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
@@ -146,6 +147,12 @@ std::string parameters_literal(const Parameters& parameters, size_t width) {
   return out + "}}";
 }
 
+/// The hash the table records for the winner's template (empty when it records none).
+std::string template_hash(const ResultsTable& table, const TableRow& row) {
+  const auto found = table.template_hashes.find(row.winner->template_name);
+  return found == table.template_hashes.end() ? std::string() : found->second;
+}
+
 std::string row_literal(const ResultsTable& table, const TableRow& row, size_t width) {
   const Problem& p = row.problem;
   const Parameters parameters = winner_parameters(*row.winner);
@@ -155,7 +162,7 @@ std::string row_literal(const ResultsTable& table, const TableRow& row, size_t w
          cpp_string(to_string(p.output)) + ", " + cpp_string(to_string(p.layout)) + ",\n        " +
          cpp_string(row.winner->template_name) + ", " + cpp_string(row.winner->id) + ",\n        " +
          parameters_literal(parameters, width) + ", " + std::to_string(parameters.size()) + ", " +
-         number(row.winner->tflops) + "},\n";
+         number(row.winner->tflops) + ",\n        " + cpp_string(template_hash(table, row)) + "},\n";
 }
 
 /// Where the tables came from, one comment line per table.
@@ -236,7 +243,14 @@ std::string package_version(const TableSet& set) {
   return version.empty() || version.front() == '.' ? "0" : version;
 }
 
-void write_package(const TableSet& set, const fs::path& directory) {
+/// The package's library: header-only without images, a static library of src/kernels.cpp with them.
+std::string package_library(bool embedded) {
+  return embedded ? "add_library(tables STATIC src/kernels.cpp)\nset_target_properties(tables PROPERTIES "
+                    "OUTPUT_NAME tunefuzz_tables POSITION_INDEPENDENT_CODE ON)\n"
+                  : "add_library(tables INTERFACE)\n";
+}
+
+void write_package(const TableSet& set, const fs::path& directory, const std::optional<EmbedKernels>& embed) {
   if (fs::exists(directory) && !fs::is_directory(directory))
     throw Error(ErrorKind::bad_input,
                 "--format cmake writes a directory, and " + directory.string() + " is a file");
@@ -244,11 +258,19 @@ void write_package(const TableSet& set, const fs::path& directory) {
       "# tunefuzz_tables: tuned GEMM configurations as an installable CMake package, exported from\n";
   for (const ResultsTable& t : set.tables)
     cmake += "#   " + comment_text(t.file.string() + " (" + t.gpu_name + ")") + "\n";
+  const std::vector<EmbeddedImage> images =
+      embed ? compile_winners(set, embed->template_directory, KernelCache(embed->cache_directory))
+            : std::vector<EmbeddedImage>{};
   cmake += kPackageCMake;
   cmake.replace(cmake.find("@VERSION@"), 9, package_version(set));
+  cmake.replace(cmake.find("@LIBRARY@"), 9, package_library(!images.empty()));
+  const std::string scope = images.empty() ? "INTERFACE" : "PUBLIC";
+  for (size_t at = cmake.find("@SCOPE@"); at != std::string::npos; at = cmake.find("@SCOPE@")) cmake.replace(at, 7, scope);
   write_file_atomically(directory / "CMakeLists.txt", cmake);
   write_file_atomically(directory / "cmake" / "tunefuzzConfig.cmake", kPackageConfig);
   write_file_atomically(directory / "include" / "tunefuzz" / "tables.hpp", header(set));
+  write_file_atomically(directory / "include" / "tunefuzz" / "kernels.hpp", kernels_header(images));
+  if (!images.empty()) write_file_atomically(directory / "src" / "kernels.cpp", kernels_source(images));
   write_file_atomically(directory / "README.md", kPackageReadme);
 }
 
@@ -263,8 +285,11 @@ std::optional<ExportFormat> parse_export_format(std::string_view text) {
   return std::nullopt;
 }
 
-void export_tables(const TableSet& set, ExportFormat format, const std::filesystem::path& output) {
+void export_tables(const TableSet& set, ExportFormat format, const std::filesystem::path& output,
+                   const std::optional<EmbedKernels>& embed) {
   if (set.tables.empty()) throw Error(ErrorKind::bad_input, "nothing to export: no tables");
+  if (embed && format != ExportFormat::cmake)
+    throw Error(ErrorKind::bad_input, "--embed-kernels puts images in a CMake package: it needs --format cmake");
   switch (format) {
     case ExportFormat::yaml:
       write_yaml(output, document(set));
@@ -279,7 +304,7 @@ void export_tables(const TableSet& set, ExportFormat format, const std::filesyst
       write_file_atomically(output, header(set));
       return;
     case ExportFormat::cmake:
-      write_package(set, output);
+      write_package(set, output, embed);
       return;
   }
 }

@@ -64,6 +64,7 @@ struct Row {
   Parameters parameters;                       ///< the first parameter_count entries are the winner's
   std::size_t parameter_count;
   double tflops;  ///< the winner's median TFLOP/s on `card`
+  std::string_view template_hash;  ///< SHA-256 of the winner's template source when tuned (the table's)
 };
 
 /// The fallback's candidate id for one pair of element types the template computes.
@@ -164,7 +165,8 @@ constexpr Choice lookup(std::string_view card, std::string_view arch, long long 
 }  // namespace tunefuzz_tables
 )";
 
-/// The package's CMakeLists.txt after its comment; @VERSION@ is replaced.
+/// The package's CMakeLists.txt after its comment; @VERSION@, @LIBRARY@ (an INTERFACE library, or a static one
+/// of the images) and @SCOPE@ (INTERFACE or PUBLIC) are replaced.
 inline constexpr const char* kPackageCMake = R"(
 cmake_minimum_required(VERSION 3.14)
 project(tunefuzz_tables VERSION @VERSION@ LANGUAGES CXX)
@@ -172,28 +174,40 @@ project(tunefuzz_tables VERSION @VERSION@ LANGUAGES CXX)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The tables are one header: an INTERFACE library carries its include path and the C++17 requirement.
-add_library(tables INTERFACE)
-add_library(tunefuzz::tables ALIAS tables)
-target_include_directories(tables INTERFACE $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
-                                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_compile_features(tables INTERFACE cxx_std_17)
+# The tables are one header (tables.hpp) and the kernels' images (kernels.hpp; src/kernels.cpp when they were
+# compiled ahead of time): the library carries their include path and the C++17 requirement.
+@LIBRARY@add_library(tunefuzz::tables ALIAS tables)
+target_include_directories(tables @SCOPE@ $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                                          $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_features(tables @SCOPE@ cxx_std_17)
 
-# find_package(tunefuzz CONFIG) finds share/cmake/tunefuzz under the install prefix.
+# find_package(tunefuzz CONFIG) finds share/cmake/tunefuzz under the install prefix. Installed beside the
+# tunefuzz runtime, these tables replace the ones it ships (the same export set and config file).
 set(TUNEFUZZ_TABLES_CONFIG_DIR ${CMAKE_INSTALL_DATADIR}/cmake/tunefuzz)
-install(TARGETS tables EXPORT tunefuzzTargets)
-install(FILES include/tunefuzz/tables.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunefuzz)
-install(EXPORT tunefuzzTargets NAMESPACE tunefuzz:: DESTINATION ${TUNEFUZZ_TABLES_CONFIG_DIR})
+install(TARGETS tables EXPORT tunefuzzTablesTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES include/tunefuzz/tables.hpp include/tunefuzz/kernels.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunefuzz)
+install(EXPORT tunefuzzTablesTargets NAMESPACE tunefuzz:: DESTINATION ${TUNEFUZZ_TABLES_CONFIG_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tunefuzzConfigVersion.cmake
-                                 COMPATIBILITY SameMajorVersion ARCH_INDEPENDENT)
+                                 COMPATIBILITY SameMajorVersion)
 install(FILES cmake/tunefuzzConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/tunefuzzConfigVersion.cmake
         DESTINATION ${TUNEFUZZ_TABLES_CONFIG_DIR})
 )";
 
-/// The package's cmake/tunefuzzConfig.cmake.
+/// The package's cmake/tunefuzzConfig.cmake: the same text as tunefuzz's own (cmake/tunefuzzConfig.cmake;
+/// tests/test_export.cpp checks it), so the runtime and a tables package may share an install prefix.
 inline constexpr const char* kPackageConfig =
-    R"(# Imports tunefuzz::tables, the header of tuned GEMM configurations written by `tune export`.
-include("${CMAKE_CURRENT_LIST_DIR}/tunefuzzTargets.cmake")
+    R"(# find_package(tunefuzz CONFIG): tunefuzz::runtime (the runtime library, where tunefuzz is installed) and
+# tunefuzz::tables (tuned tables: those tunefuzz ships, or a `tune export --format cmake` package installed
+# into the same prefix over them). tunefuzz and exported table packages install this very file, so either may
+# be installed first. tests/test_export.cpp checks that the two copies are the same.
+include(CMakeFindDependencyMacro)
+file(GLOB _tunefuzz_target_files "${CMAKE_CURRENT_LIST_DIR}/tunefuzz*Targets.cmake")
+foreach(_tunefuzz_file IN LISTS _tunefuzz_target_files)
+  if(_tunefuzz_file MATCHES "RuntimeTargets\\.cmake$")
+    find_dependency(CUDAToolkit)  # the runtime's interface: the CUDA driver and the toolkit's headers
+  endif()
+  include("${_tunefuzz_file}")
+endforeach()
 )";
 
 /// The package's README.md.

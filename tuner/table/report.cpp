@@ -18,14 +18,14 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/journal.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/common/input_file.hpp"
 #include "tuner/config/yaml_input.hpp"
-#include "tuner/table/results_reader.hpp"
+#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
-#include "tuner/templates/kernel_template.hpp"
+#include "runtime/templates/kernel_template.hpp"
 
 namespace tunefuzz {
 

@@ -11,12 +11,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
-
-constexpr const char* kResultsFormat = "tunefuzz-results/1";
 
 struct Provenance {
   std::string tool_version;

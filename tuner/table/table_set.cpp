@@ -1,6 +1,6 @@
 #include "tuner/table/table_set.hpp"
 
-#include "tuner/table/results_reader.hpp"
+#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
 
 namespace tunefuzz {

@@ -9,7 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "tuner/table/results_reader.hpp"
+#include "runtime/dispatch/results_reader.hpp"
 
 namespace tunefuzz {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <sstream>
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/common/input_file.hpp"
 #include "tuner/config/yaml_input.hpp"
 

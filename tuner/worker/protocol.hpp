@@ -20,16 +20,6 @@
 namespace tunefuzz {
 
 /// What the worker found on the machine.
-struct DeviceInfo {
-  std::string name;
-  std::string arch;
-  GpuLimits limits;
-  int64_t l2_bytes = 0;
-  int64_t memory_bytes = 0;
-  std::string driver_version;
-  int cuda_driver_api = 0;
-};
-
 struct FuzzJob {
   std::string candidate;  ///< Candidate::id()
   std::filesystem::path image;

@@ -21,7 +21,7 @@
 #include "tuner/device/jobs.hpp"
 #include "tuner/worker/protocol.hpp"
 #if !TUNEFUZZ_WORKER_HIP_ONLY
-#include "tuner/device/cuda.hpp"
+#include "runtime/cuda/cuda.hpp"
 #endif
 
 namespace {

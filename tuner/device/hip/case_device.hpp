@@ -5,7 +5,7 @@
 #pragma once
 
 #include "tuner/device/fuzzing.hpp"
-#include "tuner/device/hip/gemm_simt_hip.hpp"
+#include "runtime/hip/gemm_simt_hip.hpp"
 
 namespace tunefuzz::device::hip {
 

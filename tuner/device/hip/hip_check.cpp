@@ -18,10 +18,10 @@
 #include <random>
 #include <vector>
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/session.hpp"
-#include "tuner/device/hip/gemm_simt_hip.hpp"
+#include "runtime/hip/gemm_simt_hip.hpp"
 
 namespace tunefuzz::device::hip {
 namespace {

@@ -2,7 +2,7 @@
 // property of tuner/device/fuzzing.hpp over HIP's CaseDevice.
 #include "tuner/device/hip/jobs.hpp"
 
-#include "tuner/backend/kernel_cache.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/device/hip/case_device.hpp"
 
 namespace tunefuzz::device::hip {

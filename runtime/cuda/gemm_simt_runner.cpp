@@ -1,0 +1,61 @@
+// Launcher of templates/gemm_simt.cu: one kernel on a 1-D grid of output tiles; no scratch, no set-up (a zero
+// size: tf_scale_c or nothing).
+#include <memory>
+
+#include "runtime/cuda/template_launch.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+
+namespace tunefuzz::device {
+
+namespace {
+
+class GemmSimtRunner final : public GemmRunner {
+ public:
+  GemmSimtRunner(const Candidate& candidate, const std::string& image)
+      : candidate_(candidate),
+        module_(image),
+        gemm_(module_.function("tf_gemm")),
+        scale_c_(module_.function(kScaleCEntry)) {
+    check_kernel_meta(module_, candidate);
+    const int64_t smem = candidate.kernel_template->shared_memory_bytes(candidate.point);
+    check(cuFuncSetAttribute(gemm_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+          "cuFuncSetAttribute(max dynamic shared memory)");
+  }
+
+  std::string name() const override { return candidate_.id(); }
+
+  std::optional<std::string> refusal(const GemmShape& shape) const override {
+    return candidate_.kernel_template->refusal(candidate_.point, shape);
+  }
+
+  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides&) const override {
+    return candidate_.kernel_template->geometry(candidate_.point, shape).workspace_bytes;
+  }
+
+  void run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const override {
+    if (launch_quick_return(scale_c_, g, stream)) return;
+    // The template neither splits K nor walks a persistent grid: an override would go unheeded, untested.
+    if (g.overrides != LaunchOverrides{})
+      throw Error(ErrorKind::internal, candidate_.id() + " was asked for split-K or a persistent grid");
+    TfGemmParams p = gemm_params(g);
+    const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
+    void* args[] = {&p};
+    check(cuLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
+                         1, 1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
+          "cuLaunchKernel(tf_gemm)");
+  }
+
+ private:
+  Candidate candidate_;
+  Module module_;
+  CUfunction gemm_;
+  CUfunction scale_c_;
+};
+
+}  // namespace
+
+std::unique_ptr<GemmRunner> make_gemm_simt_runner(const Candidate& candidate, const std::string& image) {
+  return std::make_unique<GemmSimtRunner>(candidate, image);
+}
+
+}  // namespace tunefuzz::device

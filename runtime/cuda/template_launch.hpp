@@ -1,0 +1,58 @@
+// What every template launcher does the same way: after loading a module, check the kernel's own record of
+// its geometry (tf_kernel_meta = {threads, shared memory bytes, BM, BN}, computed by the template's
+// constexprs) against the template's host-side formulas, so a launch never runs a kernel the host
+// misunderstands; and turn one GEMM's operands into the kernel arguments.
+#pragma once
+
+#include "templates/gemm_params.h"
+#include "runtime/cuda/cuda.hpp"
+#include "runtime/cuda/runner.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/kernel_template.hpp"
+
+namespace tunefuzz::device {
+
+/// Throws Error{internal} naming both sides when `module`'s tf_kernel_meta disagrees with `candidate`'s
+/// template formulas (threads per block, shared memory bytes, BM, BN).
+void check_kernel_meta(const Module& module, const Candidate& candidate);
+
+/// How many CTAs of `function` (with `threads` threads and `shared_memory_bytes` of dynamic shared memory)
+/// are resident at once on the current device: SMs × CTAs per SM, at least the SM count. A persistent
+/// launch's grid.
+int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memory_bytes);
+
+/// How many clusters of `cluster_size` CTAs of `function` are resident at once (at least 1): fewer than
+/// resident_ctas / cluster_size where a GPC's free SMs do not pair up.
+int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t threads,
+                          int64_t shared_memory_bytes);
+
+/// The entry point of a storage order, `tf_gemm_rr` … `tf_gemm_cc`, and its index 2·(A col) + (B col).
+std::string gemm_entry_name(const Layout& layout);
+int layout_index(const Layout& layout);
+
+/// The launch a GEMM with a zero size makes instead of the template's own (tunefuzz::quick_return): none for
+/// M or N = 0, tf_scale_c (`scale_c`, from the candidate's module) for K = 0. True when `gemm` was such a
+/// GEMM (the caller launches nothing more), false when the template's kernels must run.
+bool launch_quick_return(CUfunction scale_c, const DeviceGemm& gemm, CUstream stream);
+
+/// The packing kernels of a candidate's module (templates/pack.h); `transposed` is needed only by plans that
+/// transpose (PackRule::tma_k_major).
+struct PackKernels {
+  CUfunction pack = nullptr;
+  CUfunction transposed = nullptr;
+};
+
+/// PACK=1: copies the operands `plan` names into `workspace` (A, then B) with tf_pack or, where the plan
+/// transposes, tf_pack_transposed, and points `p`'s operands, K and leading dimensions at the copies (the
+/// GEMM then runs in plan.layout). Returns the workspace bytes the copies take (plan.a_bytes + b_bytes).
+int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const DeviceGemm& gemm,
+                       int64_t element_bytes, CUdeviceptr workspace, TfGemmParams& p, CUstream stream);
+
+/// Split-K's second pass (tf_reduce, from the candidate's module) over the partials `p` points at.
+void launch_split_k_reduce(CUfunction reduce, const TfGemmParams& p, const GemmShape& shape, CUstream stream);
+
+/// The kernel arguments of `gemm` as given: operands, sizes, leading dimensions, alpha and beta; every other
+/// field zero.
+TfGemmParams gemm_params(const DeviceGemm& gemm);
+
+}  // namespace tunefuzz::device

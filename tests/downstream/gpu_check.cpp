@@ -1,0 +1,334 @@
+// The runtime on a GPU, as a downstream program sees it (built against the installed package by
+// scripts/runtime_gpu_check.sh; it needs a GPU and never runs in CI). It prints a YAML report:
+//   correctness   >= 100 random problems over every element-type pair, layout and odd or aligned shape, each
+//                 through the runtime and through cuBLAS (fp8: cuBLASLt is not called here, the reference
+//                 alone judges), against the exact result rounded once to C's type: operands are small
+//                 integers and alpha, beta powers of two, so fp32 accumulation is exact and the oracle's exact
+//                 mode applies (bit for bit);
+//   threads       8 host threads on 8 streams sharing one handle, each checking its own problems;
+//   tuned_time    each table row of this card timed through the runtime (warm-up, L2 flushed, median of 30)
+//                 against the table's tuned median (from its TFLOP/s): within 3% is the goal;
+//   overhead      host time per warm gemm() call, beside cublasGemmEx's for the same problem;
+//   first_call    the first call of each table kernel: embedded image (AOT) and compiled on first use (JIT,
+//                 in an empty kernel cache).
+// Usage: gpu_check TABLE_FILE   (the table the package's tunefuzz::tables embeds, read again for JIT)
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <tunefuzz/kernels.hpp>
+#include <tunefuzz/runtime.hpp>
+#include <tunefuzz/tables.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rt = tunefuzz::runtime;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+size_t bytes_of(rt::Type t) {
+  switch (t) {
+    case rt::Type::fp16: case rt::Type::bf16: return 2;
+    case rt::Type::fp8e4m3: case rt::Type::fp8e5m2: return 1;
+    default: return 4;
+  }
+}
+
+/// `value` stored as `t` (round to nearest even; fp8 saturates), appended to `out`.
+void store(double value, rt::Type t, std::vector<unsigned char>& out) {
+  unsigned char bytes[4];
+  const float f = static_cast<float>(value);
+  switch (t) {
+    case rt::Type::fp16: { const __half h = __float2half_rn(f); std::memcpy(bytes, &h, 2); break; }
+    case rt::Type::bf16: { const __nv_bfloat16 h = __float2bfloat16_rn(f); std::memcpy(bytes, &h, 2); break; }
+    case rt::Type::fp8e4m3: bytes[0] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3); break;
+    case rt::Type::fp8e5m2: bytes[0] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2); break;
+    default: std::memcpy(bytes, &f, 4);
+  }
+  out.insert(out.end(), bytes, bytes + bytes_of(t));
+}
+
+cudaDataType_t cuda_type(rt::Type t) {
+  switch (t) {
+    case rt::Type::fp16: return CUDA_R_16F;
+    case rt::Type::bf16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+struct Pair { rt::Type in, out; };
+const Pair kPairs[] = {{rt::Type::bf16, rt::Type::bf16},     {rt::Type::bf16, rt::Type::fp32},
+                       {rt::Type::fp16, rt::Type::fp16},     {rt::Type::fp16, rt::Type::fp32},
+                       {rt::Type::fp32, rt::Type::fp32},     {rt::Type::tf32, rt::Type::fp32},
+                       {rt::Type::fp8e4m3, rt::Type::bf16},  {rt::Type::fp8e4m3, rt::Type::fp8e4m3}};
+
+/// One random problem with its operands on the device and the expected C bytes.
+struct Case {
+  rt::Problem p;
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  std::vector<unsigned char> c_start, expected;
+  std::string describe() const {
+    return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " in " +
+           std::to_string(static_cast<int>(p.a)) + " out " + std::to_string(static_cast<int>(p.c)) + " " +
+           (p.a_order == rt::Order::row ? "R" : "C") + (p.b_order == rt::Order::row ? "R" : "C");
+  }
+};
+
+Case make_case(std::mt19937_64& rng, int index) {
+  const Pair pair = kPairs[index % 8];
+  const bool fp8 = pair.in == rt::Type::fp8e4m3, fp8_out = pair.out == rt::Type::fp8e4m3;
+  Case x;
+  rt::Problem& p = x.p;
+  p.a = p.b = pair.in;
+  p.c = pair.out;
+  p.a_order = fp8 || rng() % 2 ? rt::Order::row : rt::Order::col;
+  p.b_order = fp8 ? rt::Order::col : (rng() % 2 ? rt::Order::row : rt::Order::col);
+  const bool aligned = index % 2 == 0;
+  const auto size = [&](int most) { return aligned ? 64 * (1 + static_cast<int>(rng() % (most / 64))) : 1 + static_cast<int>(rng() % most); };
+  p.m = size(512), p.n = size(512), p.k = fp8_out ? 16 * (1 + static_cast<int>(rng() % 2)) : size(512);
+  if (fp8) p.k = (p.k + 15) / 16 * 16, p.n = (p.n + 15) / 16 * 16;  // fp8 rows are whole 16-byte units
+  const int pad = static_cast<int>(rng() % 3) * 8;
+  p.lda = (p.a_order == rt::Order::row ? p.k : p.m) + pad;
+  p.ldb = (p.b_order == rt::Order::row ? p.n : p.k) + pad;
+  p.ldc = p.n + pad;
+  p.alpha = (rng() % 2) ? 1.0f : 0.5f;
+  p.beta = fp8_out ? 0.0f : static_cast<float>(static_cast<int>(rng() % 3) - 1);
+  const int range = fp8_out ? 1 : 2;
+  std::uniform_int_distribution<int> value(-range, range);
+  std::vector<double> a(p.m * p.k), b(p.k * p.n), c(p.m * p.n);
+  for (double& v : a) v = value(rng);
+  for (double& v : b) v = value(rng);
+  for (double& v : c) v = value(rng);
+  std::vector<unsigned char> a_bytes, b_bytes;
+  for (long long s = 0; s < (p.a_order == rt::Order::row ? p.m : p.k); ++s)
+    for (long long t = 0; t < p.lda; ++t) {
+      const bool in = t < (p.a_order == rt::Order::row ? p.k : p.m);
+      store(in ? (p.a_order == rt::Order::row ? a[s * p.k + t] : a[t * p.k + s]) : 0, pair.in, a_bytes);
+    }
+  for (long long s = 0; s < (p.b_order == rt::Order::row ? p.k : p.n); ++s)
+    for (long long t = 0; t < p.ldb; ++t) {
+      const bool in = t < (p.b_order == rt::Order::row ? p.n : p.k);
+      store(in ? (p.b_order == rt::Order::row ? b[s * p.n + t] : b[t * p.n + s]) : 0, pair.in, b_bytes);
+    }
+  for (long long i = 0; i < p.m; ++i)
+    for (long long j = 0; j < p.ldc; ++j) {
+      double exact = 0;
+      for (long long l = 0; l < p.k && j < p.n; ++l) exact += a[i * p.k + l] * b[l * p.n + j];
+      store(j < p.n ? c[i * p.n + j] : 0, pair.out, x.c_start);
+      store(j < p.n ? p.alpha * exact + p.beta * c[i * p.n + j] : 0, pair.out, x.expected);
+    }
+  cuda(cudaMalloc(&x.a, a_bytes.size()), "cudaMalloc");
+  cuda(cudaMalloc(&x.b, b_bytes.size()), "cudaMalloc");
+  cuda(cudaMalloc(&x.c, x.c_start.size()), "cudaMalloc");
+  cuda(cudaMemcpy(x.a, a_bytes.data(), a_bytes.size(), cudaMemcpyHostToDevice), "upload A");
+  cuda(cudaMemcpy(x.b, b_bytes.data(), b_bytes.size(), cudaMemcpyHostToDevice), "upload B");
+  return x;
+}
+
+/// Runs `gemm` on fresh C and says whether C is the expected bytes.
+template <class Gemm>
+bool matches(const Case& x, cudaStream_t stream, Gemm gemm) {
+  cuda(cudaMemcpyAsync(x.c, x.c_start.data(), x.c_start.size(), cudaMemcpyHostToDevice, stream), "reset C");
+  gemm();
+  std::vector<unsigned char> got(x.expected.size());
+  cuda(cudaMemcpyAsync(got.data(), x.c, got.size(), cudaMemcpyDeviceToHost, stream), "download C");
+  cuda(cudaStreamSynchronize(stream), "synchronize");
+  return got == x.expected;
+}
+
+/// cuBLAS on a case (row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ); false where cublasGemmEx has no kernel.
+bool cublas_gemm(cublasHandle_t h, const Case& x, cudaStream_t stream) {
+  const rt::Problem& p = x.p;
+  if (p.a == rt::Type::fp8e4m3) return false;
+  cublasSetStream(h, stream);
+  const auto op = [](rt::Order o) { return o == rt::Order::row ? CUBLAS_OP_N : CUBLAS_OP_T; };
+  const cublasComputeType_t compute = p.a == rt::Type::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return cublasGemmEx(h, op(p.b_order), op(p.a_order), p.n, p.m, p.k, &p.alpha, x.b, cuda_type(p.b), p.ldb, x.a,
+                      cuda_type(p.a), p.lda, &p.beta, x.c, cuda_type(p.c), p.ldc, compute,
+                      CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: gpu_check TABLE_FILE\n");
+    return 2;
+  }
+  try {
+    cudaDeviceProp props{};
+    cuda(cudaGetDeviceProperties(&props, 0), "cudaGetDeviceProperties");
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    std::printf("card: %s\ncuda_driver_api: %d\n", props.name, driver);
+    rt::Table table = rt::Table::from_rows(tunefuzz_tables::kRows);
+    table.with_images(tunefuzz_tables::kImages);
+    const rt::Table rows = table;
+    const auto start_aot = Clock::now();
+    const rt::Handle aot(std::move(table));
+    std::printf("handle_seconds: %.6f\nembedded_images: %zu\n", seconds_since(start_aot), rows.images.size());
+
+    // First calls: each kernel of this card's rows, AOT then JIT (an empty cache of its own).
+    rt::Options jit_options;
+    jit_options.cache_directory = (std::filesystem::temp_directory_path() / "tunefuzz-gpu-check-cache").string();
+    std::filesystem::remove_all(jit_options.cache_directory);
+    const rt::Handle jit(rt::Table::from_file(argv[1]), jit_options);
+    cudaStream_t stream;
+    cuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+    std::printf("first_call:\n");
+    std::vector<std::string> seen;
+    for (const rt::TunedRow& row : rows.rows) {
+      if (row.card != props.name || std::find(seen.begin(), seen.end(), row.candidate) != seen.end()) continue;
+      seen.push_back(row.candidate);
+      rt::Problem p;
+      p.m = p.n = p.k = 256;
+      p.a = p.b = row.precision == "fp16" ? rt::Type::fp16 : row.precision == "fp32" ? rt::Type::fp32
+                : row.precision == "tf32" ? rt::Type::tf32 : row.precision == "fp8e4m3" ? rt::Type::fp8e4m3
+                : rt::Type::bf16;
+      p.c = row.output == "fp16" ? rt::Type::fp16 : row.output == "fp32" ? rt::Type::fp32
+            : row.output == "fp8e4m3" ? rt::Type::fp8e4m3 : rt::Type::bf16;
+      p.a_order = row.layout[0] == 'C' ? rt::Order::col : rt::Order::row;
+      p.b_order = row.layout[1] == 'C' ? rt::Order::col : rt::Order::row;
+      p.lda = p.ldb = p.ldc = 256;
+      rt::Operands o;
+      cuda(cudaMalloc(const_cast<void**>(&o.a), 256 * 256 * 4), "cudaMalloc");
+      cuda(cudaMalloc(const_cast<void**>(&o.b), 256 * 256 * 4), "cudaMalloc");
+      cuda(cudaMalloc(&o.c, 256 * 256 * 4), "cudaMalloc");
+      const rt::Choice choice = aot.choose(p, o);
+      auto t0 = Clock::now();
+      aot.gemm(p, o, stream);
+      const double aot_s = seconds_since(t0);
+      t0 = Clock::now();
+      jit.gemm(p, o, stream);
+      const double jit_s = seconds_since(t0);
+      cuda(cudaStreamSynchronize(stream), "first calls");
+      std::printf("  - {kernel: %s, image: %s, aot_ms: %.3f, jit_ms: %.1f}\n", choice.kernel.c_str(),
+                  choice.image.c_str(), aot_s * 1e3, jit_s * 1e3);
+    }
+
+    // Correctness against the exact result and against cuBLAS.
+    cublasHandle_t cublas;
+    cublasCreate(&cublas);
+    std::mt19937_64 rng(20261127);
+    std::vector<Case> cases;
+    for (int i = 0; i < 120; ++i) cases.push_back(make_case(rng, i));
+    int runtime_exact = 0, cublas_exact = 0, cublas_run = 0;
+    std::printf("correctness_failures:\n");
+    for (const Case& x : cases) {
+      const bool ok = matches(x, stream, [&] { aot.gemm(x.p, {x.a, x.b, x.c}, stream); });
+      runtime_exact += ok;
+      if (!ok) std::printf("  - {case: '%s', kernel: '%s'}\n", x.describe().c_str(), aot.choose(x.p, {x.a, x.b, x.c}).kernel.c_str());
+      bool ran = false;
+      if (matches(x, stream, [&] { ran = cublas_gemm(cublas, x, stream); }) && ran) ++cublas_exact;
+      cublas_run += ran;
+    }
+    std::printf("correctness: {problems: %zu, runtime_exact: %d, cublas_run: %d, cublas_exact: %d}\n",
+                cases.size(), runtime_exact, cublas_run, cublas_exact);
+
+    // 8 host threads on 8 streams, one handle; each thread its own slice of the cases (own C buffers).
+    std::vector<int> thread_ok(8, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        cudaStream_t s;
+        cudaStreamCreate(&s);
+        for (size_t i = t; i < cases.size(); i += 8)
+          thread_ok[t] += matches(cases[i], s, [&] { aot.gemm(cases[i].p, {cases[i].a, cases[i].b, cases[i].c}, s); });
+        cudaStreamDestroy(s);
+      });
+    for (std::thread& thread : threads) thread.join();
+    int threaded = 0;
+    for (int ok : thread_ok) threaded += ok;
+    std::printf("threads: {threads: 8, streams: 8, problems: %zu, exact: %d}\n", cases.size(), threaded);
+
+    // Tuned time on the table's own problems, the time job's way: warm-up, L2 flushed, median of 30.
+    void* flush = nullptr;
+    const size_t flush_bytes = 2 * static_cast<size_t>(props.l2CacheSize);
+    cuda(cudaMalloc(&flush, flush_bytes), "cudaMalloc(flush)");
+    cudaEvent_t begin, end;
+    cudaEventCreate(&begin);
+    cudaEventCreate(&end);
+    std::printf("tuned_time:\n");
+    for (const rt::TunedRow& row : rows.rows) {
+      if (row.card != props.name || row.tflops <= 0) continue;
+      rt::Problem p;
+      p.m = row.m, p.n = row.n, p.k = row.k;
+      const rt::Type in = row.precision == "fp16" ? rt::Type::fp16 : row.precision == "fp32" ? rt::Type::fp32
+                          : row.precision == "tf32" ? rt::Type::tf32 : row.precision == "fp8e4m3" ? rt::Type::fp8e4m3
+                          : rt::Type::bf16;
+      p.a = p.b = in;
+      p.c = row.output == "fp16" ? rt::Type::fp16 : row.output == "fp32" ? rt::Type::fp32
+            : row.output == "fp8e4m3" ? rt::Type::fp8e4m3 : rt::Type::bf16;
+      p.a_order = row.layout[0] == 'C' ? rt::Order::col : rt::Order::row;
+      p.b_order = row.layout[1] == 'C' ? rt::Order::col : rt::Order::row;
+      p.lda = p.a_order == rt::Order::row ? p.k : p.m;
+      p.ldb = p.b_order == rt::Order::row ? p.n : p.k;
+      p.ldc = p.n;
+      rt::Operands o;
+      cuda(cudaMalloc(const_cast<void**>(&o.a), p.m * p.k * bytes_of(in)), "cudaMalloc");
+      cuda(cudaMalloc(const_cast<void**>(&o.b), p.k * p.n * bytes_of(in)), "cudaMalloc");
+      cuda(cudaMalloc(&o.c, p.m * p.n * bytes_of(p.c)), "cudaMalloc");
+      cudaMemsetAsync(const_cast<void*>(o.a), 0, p.m * p.k * bytes_of(in), stream);
+      cudaMemsetAsync(const_cast<void*>(o.b), 0, p.k * p.n * bytes_of(in), stream);
+      for (int w = 0; w < 5; ++w) aot.gemm(p, o, stream);
+      std::vector<float> ms;
+      for (int r = 0; r < 30; ++r) {
+        cudaMemsetAsync(flush, r, flush_bytes, stream);
+        cudaEventRecord(begin, stream);
+        aot.gemm(p, o, stream);
+        cudaEventRecord(end, stream);
+        cudaEventSynchronize(end);
+        float t = 0;
+        cudaEventElapsedTime(&t, begin, end);
+        ms.push_back(t);
+      }
+      std::sort(ms.begin(), ms.end());
+      const double tuned = 2.0 * p.m * p.n * p.k / (row.tflops * 1e12) * 1e3, median = ms[ms.size() / 2];
+      std::printf("  - {problem: %s, kernel: '%s', runtime_ms: %.5f, tuned_ms: %.5f, ratio: %.4f}\n", row.problem.c_str(),
+                  aot.choose(p, o).kernel.c_str(), median, tuned, median / tuned);
+      cudaFree(const_cast<void*>(o.a));
+      cudaFree(const_cast<void*>(o.b));
+      cudaFree(o.c);
+    }
+
+    // Warm host overhead: many calls of one small problem, host time per call; cublasGemmEx alike.
+    const Case& small = cases[0];
+    for (int w = 0; w < 100; ++w) aot.gemm(small.p, {small.a, small.b, small.c}, stream);
+    cudaStreamSynchronize(stream);
+    const int calls = 10000;
+    auto t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) aot.gemm(small.p, {small.a, small.b, small.c}, stream);
+    const double runtime_us = seconds_since(t0) / calls * 1e6;
+    cudaStreamSynchronize(stream);
+    t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) cublas_gemm(cublas, small, stream);
+    const double cublas_us = seconds_since(t0) / calls * 1e6;
+    cudaStreamSynchronize(stream);
+    std::printf("overhead: {problem: '%s', runtime_us_per_call: %.3f, cublas_us_per_call: %.3f}\n",
+                small.describe().c_str(), runtime_us, cublas_us);
+    cublasDestroy(cublas);
+    return runtime_exact == static_cast<int>(cases.size()) && threaded == static_cast<int>(cases.size()) ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_check: %s\n", e.what());
+    return 1;
+  }
+}
