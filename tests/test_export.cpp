@@ -24,6 +24,7 @@
 #include "tuner/table/export.hpp"
 #include "tuner/table/merge.hpp"
 #include "runtime/templates/gemm_mma.hpp"
+#include "runtime/templates/kernel_template.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
@@ -252,8 +253,13 @@ std::string answer(const std::string& source, const std::string& problem, const 
   return out + "\n";
 }
 
+// A table written before its template gained a parameter (PACK on gemm_wgmma) leaves it out of the
+// winner's config: the winner ran at the template's default, and the lookup says so.
 std::string answer(const std::string& source, const TableRow& row) {
-  return answer(source, row.problem.name, row.winner->id, row.winner->config);
+  std::map<std::string, int64_t> config = row.winner->config;
+  for (const auto& [name, value] : find_template(row.winner->template_name).default_point().values())
+    config.emplace(name, value);
+  return answer(source, row.problem.name, row.winner->id, config);
 }
 
 /// The row of `table` with these types and layout nearest to (m, n, k) in log space, computed independently

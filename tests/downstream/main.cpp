@@ -21,8 +21,8 @@ constexpr std::string_view kH200 = "NVIDIA H200";
 // The tables are usable at compile time.
 static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").source == Source::exact);
 static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").parameter("BM") == 128);
-// A parameter the winner's template does not have reads as -1 (gemm_wgmma has no PACK).
-static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").parameter("PACK") == -1);
+// A parameter the winner's template does not have reads as -1 (gemm_wgmma has no warp tile WM).
+static_assert(lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16").parameter("WM") == -1);
 // The layout is part of the key: odd_1000 (RR) and odd_1000_cc (CC) share shape and types, and each answers
 // only for its own layout; a lookup without a layout means RR.
 static_assert(lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16", "CC").problem == "odd_1000_cc");

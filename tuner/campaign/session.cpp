@@ -24,6 +24,9 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
                  const std::vector<Candidate>& extra) {
   Prepared p;
   p.config = load_config(config_file);
+  // A target the compiler cannot build for is the config's one error (at gpu.arch), before any template's own
+  // rule about the GPUs it runs on.
+  compiler_for(p.config.gpu);
   p.space = space_stage(p.config);
   std::vector<Candidate> all = p.space.candidates;
   all.insert(all.end(), extra.begin(), extra.end());
