@@ -52,6 +52,12 @@ Journal Journal::resume(const fs::path& path, const std::string& config_sha256) 
   return journal;
 }
 
+Journal Journal::read_recorded(const fs::path& path) {
+  Journal journal(path);
+  journal.read();
+  return journal;
+}
+
 namespace {
 
 /// Checks one event as the stages will read it, so that resuming never meets a wrong type later; throws

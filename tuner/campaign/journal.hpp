@@ -35,6 +35,9 @@ class Journal {
   /// Reopens an existing journal to resume; throws Error{bad_input} if it is missing, not a regular file,
   /// damaged (a line other than a cut-short last one), empty, or belongs to another config.
   static Journal resume(const std::filesystem::path& path, const std::string& config_sha256);
+  /// Reads an existing journal, every line checked as resume() does, to look at what it recorded (the
+  /// replay of recorded timings); it is not appended to.
+  static Journal read_recorded(const std::filesystem::path& path);
 
   /// Appends one event (thread-safe); the line reaches the file before this returns.
   void record(const YAML::Node& event);

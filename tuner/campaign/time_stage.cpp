@@ -7,43 +7,16 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/strategy/search.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
 
-const TimedEntry* ProblemTiming::winner() const {
-  // The finalists re-timed taking turns hold the fastest sequential median and every one within a few percent
-  // of it; when they exist the winner is one of them, chosen on those figures. (Comparing a turn-taking
-  // figure with another candidate's sequential median would let the card's drift between the two rounds
-  // choose.)
-  const bool turns = std::any_of(entries.begin(), entries.end(), [](const TimedEntry& e) {
-    return e.status == "timed" && e.interleaved_median_ms > 0;
-  });
-  const auto figure = [turns](const TimedEntry& e) { return turns ? e.interleaved_median_ms : e.median_ms; };
-  const TimedEntry* best = nullptr;
-  for (const TimedEntry& e : entries)
-    if (e.status == "timed" && figure(e) > 0 && (!best || figure(e) < figure(*best))) best = &e;
-  if (!best || best->interleaved_median_ms <= 0) return best;
-  // A tie (within the best one's own spread, and at least 1%) goes to the cheaper config: fewer stages,
-  // then less shared memory, then the smaller id, so reruns pick the same winner.
-  const double tolerance = std::max(0.01, best->interleaved_spread) * best->interleaved_median_ms;
-  const auto cost = [](const TimedEntry& e) {
-    const Candidate c = parse_candidate_id(e.id);
-    const KernelTemplate& t = *c.kernel_template;
-    const int64_t stages = t.parameter("STAGES") ? c.point["STAGES"] : 0;
-    return std::make_tuple(stages, t.shared_memory_bytes(c.point), e.id);
-  };
-  const TimedEntry* chosen = best;
-  for (const TimedEntry& e : entries)
-    if (e.status == "timed" && e.interleaved_median_ms > 0 && figure(e) <= figure(*best) + tolerance &&
-        cost(e) < cost(*chosen))
-      chosen = &e;
-  return chosen;
-}
+// Who wins is the strategies' rule (tuner/strategy/search.hpp), applied to what was measured.
+const TimedEntry* ProblemTiming::winner() const { return choose_winner(entries); }
 
 double ProblemTiming::ratio_vs_baseline() const {
   const TimedEntry* w = winner();

@@ -3,6 +3,7 @@
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate (NVRTC or hiprtc; no GPU)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
+//   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded timings
 //   tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
 // --json on space, compile, run and show prints one JSON document on standard output.
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
@@ -24,6 +25,7 @@
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/cli/replay_command.hpp"
 #include "tuner/cli/table_commands.hpp"
 #include "tuner/cli/tune_main.hpp"
 #include "tuner/common/input_file.hpp"
@@ -53,6 +55,8 @@ struct Options {
   bool require_gpu = false;
   bool json = false;
   std::vector<std::string> tables;
+  std::vector<std::string> strategies;  ///< replay: the strategies to replay (default: all)
+  std::string journal;
   std::string format, prefer, problem, x, y;
   std::string command_line;
 };
@@ -483,6 +487,14 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   check->add_option("--work-dir", o.work_directory,
                     "where the GPU probe writes (default: a temporary folder, removed after)");
 
+  CLI::App* replay = app.add_subcommand(
+      "replay", "replay the search strategies on the timings a campaign recorded in its journal (no GPU)");
+  replay->add_option("config", o.config, "the campaign's config (its problems and GPU limits)")->required();
+  replay->add_option("journal", o.journal, "the campaign's journal (results/<gpu>.journal)")->required();
+  replay->add_option("--strategy", o.strategies, "exhaustive, halving or model (repeatable; default: all)");
+  replay->add_option("-o,--output", o.output, "also write the report as YAML here");
+  replay->add_flag("--json", o.json, "print the report as one JSON document on standard output");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -490,6 +502,7 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   }
   try {
     if (*space) return command_space(o);
+    if (*replay) return cli::replay(o.config, o.journal, o.strategies, o.output, o.json, o.command_line);
     if (*compile) return command_compile(o);
     if (*check) return command_check(o);
     if (*show) return cli::show(o.tables, o.json);
