@@ -51,6 +51,7 @@ struct Options {
   bool resume = false;
   bool no_sanitize = false;  ///< run: skip replaying the winners under compute-sanitizer
   bool retry_quarantined = false;
+  bool no_store = false;  ///< run: neither take verdicts from the verdict store nor file new ones
   std::string table;
   bool require_gpu = false;
   bool json = false;
@@ -306,16 +307,21 @@ int command_run(Options o) {
     return 3;
   }
 
-  // Every step goes to a journal beside the table; --resume takes the finished ones from it.
+  // Every step goes to a journal beside the table; --resume takes the finished ones from it. The verdict
+  // store holds what every earlier campaign decided: only what changed is fuzzed and timed again.
   const std::string config_hash = sha256_hex(read_whole_file(o.config));
   Journal journal = o.resume ? Journal::resume(journal_path(output), config_hash)
                              : Journal::create(journal_path(output), config_hash);
   if (o.resume) std::fprintf(stderr, "resuming from %s\n", journal.path().c_str());
+  const VerdictStore store(VerdictStore::default_directory());
+  const StoreUse store_use{o.no_store ? nullptr : &store, device.name, device.driver_version};
+  if (!o.no_store) std::fprintf(stderr, "verdict store: %s\n", store.directory().c_str());
 
   FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
                            static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
   fuzz_options.journal = &journal;
   fuzz_options.retry_quarantined = o.retry_quarantined;
+  fuzz_options.store = store_use;
   auto fuzzed = fuzz_stage(compiled, fuzz_options);
   write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
   TimeOptions time_options{work_directory,
@@ -327,6 +333,7 @@ int command_run(Options o) {
                            std::max(600.0, config.budgets.candidate_timeout_s)};
   time_options.journal = &journal;
   time_options.retry_quarantined = o.retry_quarantined;
+  time_options.store = store_use;
   auto timings = time_stage(config.problems, fuzzed, time_options);
   if (!o.no_sanitize) {
     SanitizeOptions sanitize_options;
@@ -447,6 +454,9 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
                 "write winners without replaying them under compute-sanitizer (rows then say sanitizers: [])");
   run->add_flag("--resume", o.resume,
                 "continue a campaign that was killed, from its journal (OUTPUT.journal)");
+  run->add_flag("--no-store", o.no_store,
+                "neither take fuzz verdicts and timings from the verdict store nor file new ones "
+                "(TUNEFUZZ_VERDICT_DIR, default: the kernel cache's folder/verdicts)");
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: run again the candidates the campaign died on (quarantined by default)");
 
