@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <set>
 
-#include "tuner/strategy/replay.hpp"
+#include "tuner/campaign/strategy_replay.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "tuner/common/error.hpp"
-#include "tuner/strategy/replay.hpp"
+#include "tuner/campaign/strategy_replay.hpp"
 #include "tuner/table/json.hpp"
 
 namespace tunefuzz::cli {

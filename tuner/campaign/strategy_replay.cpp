@@ -1,4 +1,4 @@
-#include "tuner/strategy/replay.hpp"
+#include "tuner/campaign/strategy_replay.hpp"
 
 #include <algorithm>
 #include <map>
