@@ -73,20 +73,38 @@ TEST_F(JournalTest, ALineCutShortByAKillIsIgnored) {
   EXPECT_EQ(j.interrupted_fuzz(), (std::map<std::string, int>{{"cand/1", 1}}));
 }
 
-TEST_F(JournalTest, AJournalBelongsToOneConfig) {
-  Journal::create(path_, "abc");
-  try {
-    Journal::resume(path_, "other");
-    FAIL() << "resumed a journal written for another config";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::bad_input);
+// A config that changed since (a problem added) resumes: its journal gains a campaign line with the new
+// hash, and what it recorded before is still found. A journal that does not exist is nothing to resume.
+TEST_F(JournalTest, AJournalOfAChangedConfigResumesWithANewCampaignLine) {
+  {
+    Journal j = Journal::create(path_, "abc");
+    j.record(event("fuzz_started", "id", "cand/1"));
   }
+  const Journal j = Journal::resume(path_, "other");
+  EXPECT_EQ(j.interrupted_fuzz(), (std::map<std::string, int>{{"cand/1", 1}}));
+  std::ifstream in(path_);
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  EXPECT_NE(last.find("other"), std::string::npos) << last;
   try {
     Journal::resume(path_.parent_path() / "missing.journal", "abc");
     FAIL() << "resumed a journal that does not exist";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::bad_input);
   }
+}
+
+// A kill's cut-short last line is dropped from the file on resuming, so what the resumed campaign appends
+// starts a line of its own and the journal can be resumed again.
+TEST_F(JournalTest, AResumedJournalWithACutShortLineResumesAgain) {
+  {
+    Journal j = Journal::create(path_, "abc");
+    j.record(event("fuzz_started", "id", "cand/1"));
+  }
+  std::ofstream(path_, std::ios::app) << "{event: fuzzed, id: \"cand/1\", result: {pas";
+  Journal::resume(path_, "abc").record(event("fuzz_started", "id", "cand/2"));
+  EXPECT_EQ(Journal::resume(path_, "abc").interrupted_fuzz(),
+            (std::map<std::string, int>{{"cand/1", 1}, {"cand/2", 1}}));
 }
 
 TEST_F(JournalTest, QuarantinesAreRemembered) {

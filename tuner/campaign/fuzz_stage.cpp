@@ -3,12 +3,14 @@
 // goes on with the next.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "tuner/campaign/progress.hpp"
+#include "tuner/campaign/verdict_keys.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/worker/worker_client.hpp"
@@ -150,6 +152,38 @@ YAML::Node fuzzed_event(const FuzzedCandidate& f) {
   return event;
 }
 
+// A verdict worth keeping across campaigns: a pass, or a failure that says something about the kernel (a
+// job that ran out of time in host work says nothing).
+bool storable(const FuzzedCandidate& f) {
+  if (f.quarantined || f.not_started) return false;
+  return f.passed || (f.failure && f.failure->failure_class != fuzz::FailureClass::timeout);
+}
+
+// The store's verdict for a candidate, if it has one.
+std::optional<FuzzedCandidate> from_store(const CompiledCandidate& compiled, const FuzzOptions& options) {
+  const StoreUse& use = options.store;
+  if (!use.store) return std::nullopt;
+  const auto verdict = use.store->load(VerdictKind::fuzz, fuzz_verdict_key(compiled, options),
+                                       [](const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); });
+  if (!verdict) return std::nullopt;
+  FuzzedCandidate out = from_journal(compiled, *verdict);
+  out.from_store = true;
+  return out;
+}
+
+// Fuzzes one candidate, unless the store has its verdict (another campaign may have filed it while this one
+// waited for the key); a new verdict is filed.
+FuzzedCandidate fuzz_through_store(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
+  const StoreUse& use = options.store;
+  if (!use.store) return fuzz_one(compiled, options, index);
+  const VerdictKey key = fuzz_verdict_key(compiled, options);
+  const VerdictStore::KeyLock lock(*use.store, VerdictKind::fuzz, key);
+  if (auto stored = from_store(compiled, options)) return *stored;
+  FuzzedCandidate out = fuzz_one(compiled, options, index);
+  if (storable(out)) use.store->store(VerdictKind::fuzz, key, fuzzed_event(out));
+  return out;
+}
+
 YAML::Node id_event(const char* kind, const std::string& id) {
   YAML::Node event;
   event["event"] = kind;
@@ -175,16 +209,18 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   const std::map<std::string, int> interrupted =
       journal ? journal->interrupted_fuzz() : std::map<std::string, int>{};
   const std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
+  int64_t from_the_journal = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
     const std::string id = todo[i]->candidate.id();
     if (journal) {
       if (const auto event = journal->fuzzed(id)) {
         out[i] = from_journal(*todo[i], *event);
+        ++from_the_journal;
         continue;
       }
       const auto died = interrupted.find(id);
       const bool died_twice = died != interrupted.end() && died->second >= 2;
-      if (!options.retry_quarantined && (died_twice || quarantined.count(id))) {
+      if (!options.retry_quarantined && (died_twice || quarantined.count(id)) && !from_store(*todo[i], options)) {
         out[i].candidate = todo[i]->candidate;
         out[i].image = todo[i]->image;
         out[i].quarantined = true;
@@ -195,6 +231,11 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
         }
         continue;
       }
+    }
+    if (auto stored = from_store(*todo[i], options)) {
+      out[i] = *stored;
+      if (journal) journal->record(fuzzed_event(out[i]));
+      continue;
     }
     run.push_back(i);
   }
@@ -212,7 +253,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
         continue;
       }
       if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
-      out[i] = fuzz_one(*todo[i], options, i);
+      out[i] = fuzz_through_store(*todo[i], options, i);
       if (journal) journal->record(fuzzed_event(out[i]));
       progress.advance(
           todo[i]->candidate.id() +
@@ -222,19 +263,20 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
   for (auto& thread : pool) thread.join();
-  int64_t passed = 0, held = 0, not_started = 0;
+  int64_t passed = 0, held = 0, not_started = 0, stored = 0;
   for (const auto& f : out) {
     passed += f.passed;
     held += f.quarantined;
     not_started += f.not_started;
+    stored += f.from_store;
   }
   progress.finish(std::to_string(passed) + " passed, " +
                   std::to_string(out.size() - passed - held - not_started) + " failed" +
                   (held ? ", " + std::to_string(held) + " quarantined" : std::string()) +
                   (not_started ? ", " + std::to_string(not_started) + " not started" : std::string()) +
-                  (run.size() < out.size()
-                       ? "; " + std::to_string(out.size() - run.size() - held) + " taken from the journal"
-                       : std::string()));
+                  (stored ? "; " + std::to_string(stored) + " taken from the verdict store" : std::string()) +
+                  (from_the_journal ? "; " + std::to_string(from_the_journal) + " taken from the journal"
+                                    : std::string()));
   return out;
 }
 

@@ -38,17 +38,29 @@ Journal Journal::resume(const fs::path& path, const std::string& config_sha256) 
                                           " (run without --resume to start the campaign)");
   Journal journal(path);
   journal.read();
+  // Lines appended after a cut-short one would join it: it goes (its step did not finish).
+  if (journal.whole_lines_bytes_ < fs::file_size(path)) fs::resize_file(path, journal.whole_lines_bytes_);
+  if (!journal.ends_with_newline_) std::ofstream(path, std::ios::app) << '\n';
   if (journal.previous_.empty() || journal.previous_.front()["event"].Scalar() != "campaign" ||
       !journal.previous_.front()["config_sha256"])
     throw Error(ErrorKind::bad_input,
                 "the journal holds no campaign line (it is empty, or was not written by tune run); run "
                 "without --resume to start over",
                 {path.string(), 1, 0, ""});
-  if (journal.previous_.front()["config_sha256"].Scalar() != config_sha256)
-    throw Error(ErrorKind::bad_input,
-                "the journal " + path.string() +
-                    " was written for a different config; run without --resume to start over",
-                {path.string(), 1, 0, "config_sha256"});
+  // A changed config (a problem added, a template's space widened) resumes too: its steps are what the
+  // stages look up by candidate and problem, and a timing is reused only for the same candidates.
+  if (journal.previous_.front()["config_sha256"].Scalar() != config_sha256) {
+    YAML::Node start;
+    start["event"] = "campaign";
+    start["config_sha256"] = config_sha256;
+    journal.record(start);
+  }
+  return journal;
+}
+
+Journal Journal::read_recorded(const fs::path& path) {
+  Journal journal(path);
+  journal.read();
   return journal;
 }
 
@@ -93,6 +105,8 @@ void check_event(const YAML::Node& event) {
 
 void Journal::read() {
   const std::string text = read_input_file(path_, "journal", kTableByteLimit);
+  whole_lines_bytes_ = text.size();
+  ends_with_newline_ = text.empty() || text.back() == '\n';
   size_t start = 0;
   for (int line = 1; start < text.size(); ++line) {
     const size_t newline = text.find('\n', start);
@@ -106,7 +120,11 @@ void Journal::read() {
       previous_.push_back(event);
     } catch (const Error& e) {
       // A kill leaves at most one cut-short line, the last, without its newline: that step did not finish.
-      if (last) break;
+      if (last) {
+        whole_lines_bytes_ = start - content.size();
+        ends_with_newline_ = true;
+        break;
+      }
       const std::string field = e.where().field;
       throw Error(ErrorKind::bad_input, "damaged journal line: " + e.message(),
                   {path_.string(), line, e.where().line > 1 ? 0 : e.where().column, field});

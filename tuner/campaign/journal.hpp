@@ -2,7 +2,8 @@
 // (<output>.journal), so a campaign killed at any moment can resume without redoing finished work. A line
 // is a flow-style YAML map with an `event` key; a line cut short by the kill is ignored on reading.
 //
-//   {event: campaign, config_sha256: ...}          first line: which config the journal belongs to
+//   {event: campaign, config_sha256: ...}          first line: which config the journal belongs to (again
+//                                                  on resuming with a changed config)
 //   {event: fuzz_started, id: ...}                 a candidate went to a fuzz worker
 //   {event: fuzzed, id: ..., result: {...}}        its verdict (FuzzResult) and seed
 //   {event: time_started, problem: ...}            a problem went to a timing worker
@@ -33,8 +34,12 @@ class Journal {
   /// Starts a new journal at `path` (replacing any), for the config whose text hashes to `config_sha256`.
   static Journal create(const std::filesystem::path& path, const std::string& config_sha256);
   /// Reopens an existing journal to resume; throws Error{bad_input} if it is missing, not a regular file,
-  /// damaged (a line other than a cut-short last one), empty, or belongs to another config.
+  /// damaged (a line other than a cut-short last one) or empty. A journal of an earlier version of the config
+  /// (a problem added, say) resumes too: a `campaign` line with the new config's hash is appended.
   static Journal resume(const std::filesystem::path& path, const std::string& config_sha256);
+  /// Reads an existing journal, every line checked as resume() does, to look at what it recorded (the
+  /// replay of recorded timings); it is not appended to.
+  static Journal read_recorded(const std::filesystem::path& path);
 
   /// Appends one event (thread-safe); the line reaches the file before this returns.
   void record(const YAML::Node& event);
@@ -59,6 +64,8 @@ class Journal {
 
   std::filesystem::path path_;
   std::vector<YAML::Node> previous_;
+  uintmax_t whole_lines_bytes_ = 0;  ///< the file's length without a cut-short last line
+  bool ends_with_newline_ = true;    ///< of those whole lines
   std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
 };
 

@@ -19,6 +19,7 @@
 #include "tuner/campaign/occupancy.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
+#include "tuner/store/verdict_store.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
@@ -68,6 +69,14 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
                                              const Compiler& compiler, const KernelCache& cache,
                                              const CompileOptions& options);
 
+/// A campaign's use of the verdict store: where it is (null: none, `--no-store`), and the card and driver
+/// the verdicts are measured on (part of every key).
+struct StoreUse {
+  const VerdictStore* store = nullptr;
+  std::string card;
+  std::string driver;
+};
+
 // ---- fuzz ----
 struct FuzzedCandidate {
   Candidate candidate;
@@ -86,6 +95,8 @@ struct FuzzedCandidate {
   bool quarantined = false;
   /// Not started: the stage's FuzzOptions::no_job_after had passed (neither passed nor failed).
   bool not_started = false;
+  /// Taken from the verdict store: an earlier campaign fuzzed this very image with the same budget and seed.
+  bool from_store = false;
 };
 
 struct FuzzOptions {
@@ -107,6 +118,8 @@ struct FuzzOptions {
   /// No candidate's job starts after this moment (`fuzz run --budget`): the jobs running finish, and the
   /// candidates left come back not_started. Unset: every candidate runs.
   std::optional<std::chrono::steady_clock::time_point> no_job_after = std::nullopt;
+  /// Verdicts found in the store are taken from it; new ones are filed there.
+  StoreUse store = {};
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
@@ -138,6 +151,7 @@ struct ProblemTiming {
   /// compute-sanitizer tools the winner was replayed under without a finding (sanitize_winners); empty when
   /// it was not checked.
   std::vector<std::string> sanitizers;
+  bool from_store = false;  ///< taken from the verdict store: an earlier campaign timed the same candidates
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
   /// cuBLAS's time over the winner's: on the medians of the round where they took turns when both have one
   /// (the card's drift cancels), else on their own medians; 0 without a winner or a timed baseline.
@@ -154,6 +168,9 @@ struct TimeOptions {
   double timeout_s = 600;
   Journal* journal = nullptr;
   bool retry_quarantined = false;
+  /// Timings found in the store (same problem, same candidates and images, budgets, card and driver) are
+  /// taken from it; new ones are filed there.
+  StoreUse store = {};
 };
 
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,

@@ -3,47 +3,23 @@
 // dies mid-problem, the candidate it was on is recorded as crashed (or hung) and the rest of the problem is
 // timed in a fresh worker.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/campaign/verdict_keys.hpp"
+#include "tuner/strategy/search.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
 
-const TimedEntry* ProblemTiming::winner() const {
-  // The finalists re-timed taking turns hold the fastest sequential median and every one within a few percent
-  // of it; when they exist the winner is one of them, chosen on those figures. (Comparing a turn-taking
-  // figure with another candidate's sequential median would let the card's drift between the two rounds
-  // choose.)
-  const bool turns = std::any_of(entries.begin(), entries.end(), [](const TimedEntry& e) {
-    return e.status == "timed" && e.interleaved_median_ms > 0;
-  });
-  const auto figure = [turns](const TimedEntry& e) { return turns ? e.interleaved_median_ms : e.median_ms; };
-  const TimedEntry* best = nullptr;
-  for (const TimedEntry& e : entries)
-    if (e.status == "timed" && figure(e) > 0 && (!best || figure(e) < figure(*best))) best = &e;
-  if (!best || best->interleaved_median_ms <= 0) return best;
-  // A tie (within the best one's own spread, and at least 1%) goes to the cheaper config: fewer stages,
-  // then less shared memory, then the smaller id, so reruns pick the same winner.
-  const double tolerance = std::max(0.01, best->interleaved_spread) * best->interleaved_median_ms;
-  const auto cost = [](const TimedEntry& e) {
-    const Candidate c = parse_candidate_id(e.id);
-    const KernelTemplate& t = *c.kernel_template;
-    const int64_t stages = t.parameter("STAGES") ? c.point["STAGES"] : 0;
-    return std::make_tuple(stages, t.shared_memory_bytes(c.point), e.id);
-  };
-  const TimedEntry* chosen = best;
-  for (const TimedEntry& e : entries)
-    if (e.status == "timed" && e.interleaved_median_ms > 0 && figure(e) <= figure(*best) + tolerance &&
-        cost(e) < cost(*chosen))
-      chosen = &e;
-  return chosen;
-}
+// Who wins is the strategies' rule (tuner/strategy/search.hpp), applied to what was measured.
+const TimedEntry* ProblemTiming::winner() const { return choose_winner(entries); }
 
 double ProblemTiming::ratio_vs_baseline() const {
   const TimedEntry* w = winner();
@@ -163,6 +139,14 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   return t;
 }
 
+// A timing worth keeping across campaigns: no worker died on it (a dead worker may say more about the
+// machine than about the candidates).
+bool storable(const ProblemTiming& t) {
+  if (t.baseline.status == "failed" && t.baseline.message.starts_with("worker ")) return false;
+  return std::none_of(t.entries.begin(), t.entries.end(),
+                      [](const TimedEntry& e) { return e.status == "crashed" || e.status == "hung"; });
+}
+
 }  // namespace
 
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
@@ -223,6 +207,25 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
         continue;
       }
     }
+    // The store's timing of the same candidates, if an earlier campaign (or one running beside this one, which
+    // holds the key meanwhile) made it.
+    const VerdictStore* store = options.store.store;
+    const VerdictKey key = store ? timing_key(problem, eligible, options) : VerdictKey{};
+    std::optional<VerdictStore::KeyLock> lock;
+    if (store) {
+      lock.emplace(*store, VerdictKind::timing, key);
+      auto stored = store->load(VerdictKind::timing, key,
+                                      [](const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); });
+      if (stored) {
+        (*stored)["problem"] = problem.name;  // the store knows the problem by what it computes
+        out.push_back(from_journal(problem, *stored));
+        out.back().quarantined = left_out;
+        out.back().from_store = true;
+        if (journal) journal->record(*stored);
+        progress.advance(problem.name + ": from the verdict store");
+        continue;
+      }
+    }
     for (const auto& entry : std::filesystem::directory_iterator(options.work_directory))
       if (entry.path().filename().string().starts_with("time-" + std::to_string(i) + "-"))
         std::filesystem::remove(entry.path());
@@ -234,10 +237,13 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
     }
     out.push_back(time_problem(problem, eligible, options, i));
     out.back().quarantined = left_out;
-    if (journal) {
-      YAML::Node event = timed_event(out.back());
-      for (const std::string& id : eligible_ids) event["candidates"].push_back(id);
-      journal->record(event);
+    YAML::Node event = timed_event(out.back());
+    for (const std::string& id : eligible_ids) event["candidates"].push_back(id);
+    if (journal) journal->record(event);
+    if (store && storable(out.back())) {
+      YAML::Node verdict = YAML::Clone(event);
+      verdict.remove("quarantined");  // this campaign's, not the timing's
+      store->store(VerdictKind::timing, key, verdict);
     }
     const TimedEntry* w = out.back().winner();
     char note[256];

@@ -3,6 +3,7 @@
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate (NVRTC or hiprtc; no GPU)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
+//   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded timings
 //   tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
 // --json on space, compile, run and show prints one JSON document on standard output.
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
@@ -24,6 +25,7 @@
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/cli/replay_command.hpp"
 #include "tuner/cli/table_commands.hpp"
 #include "tuner/cli/tune_main.hpp"
 #include "tuner/common/input_file.hpp"
@@ -49,11 +51,14 @@ struct Options {
   bool resume = false;
   bool no_sanitize = false;  ///< run: skip replaying the winners under compute-sanitizer
   bool retry_quarantined = false;
+  bool no_store = false;  ///< run: neither take verdicts from the verdict store nor file new ones
   std::string table;
   bool require_gpu = false;
   bool json = false;
   bool embed_kernels = false;  ///< export --format cmake: the winners' images compiled ahead of time
   std::vector<std::string> tables;
+  std::vector<std::string> strategies;  ///< replay: the strategies to replay (default: all)
+  std::string journal;
   std::string format, prefer, problem, x, y;
   std::string command_line;
 };
@@ -303,16 +308,21 @@ int command_run(Options o) {
     return 3;
   }
 
-  // Every step goes to a journal beside the table; --resume takes the finished ones from it.
+  // Every step goes to a journal beside the table; --resume takes the finished ones from it. The verdict
+  // store holds what every earlier campaign decided: only what changed is fuzzed and timed again.
   const std::string config_hash = sha256_hex(read_whole_file(o.config));
   Journal journal = o.resume ? Journal::resume(journal_path(output), config_hash)
                              : Journal::create(journal_path(output), config_hash);
   if (o.resume) std::fprintf(stderr, "resuming from %s\n", journal.path().c_str());
+  const VerdictStore store(VerdictStore::default_directory());
+  const StoreUse store_use{o.no_store ? nullptr : &store, device.name, device.driver_version};
+  if (!o.no_store) std::fprintf(stderr, "verdict store: %s\n", store.directory().c_str());
 
   FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
                            static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
   fuzz_options.journal = &journal;
   fuzz_options.retry_quarantined = o.retry_quarantined;
+  fuzz_options.store = store_use;
   auto fuzzed = fuzz_stage(compiled, fuzz_options);
   write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
   TimeOptions time_options{work_directory,
@@ -324,6 +334,7 @@ int command_run(Options o) {
                            std::max(600.0, config.budgets.candidate_timeout_s)};
   time_options.journal = &journal;
   time_options.retry_quarantined = o.retry_quarantined;
+  time_options.store = store_use;
   auto timings = time_stage(config.problems, fuzzed, time_options);
   if (!o.no_sanitize) {
     SanitizeOptions sanitize_options;
@@ -444,6 +455,9 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
                 "write winners without replaying them under compute-sanitizer (rows then say sanitizers: [])");
   run->add_flag("--resume", o.resume,
                 "continue a campaign that was killed, from its journal (OUTPUT.journal)");
+  run->add_flag("--no-store", o.no_store,
+                "neither take fuzz verdicts and timings from the verdict store nor file new ones "
+                "(TUNEFUZZ_VERDICT_DIR, default: the kernel cache's folder/verdicts)");
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: run again the candidates the campaign died on (quarantined by default)");
 
@@ -486,6 +500,14 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   check->add_option("--work-dir", o.work_directory,
                     "where the GPU probe writes (default: a temporary folder, removed after)");
 
+  CLI::App* replay = app.add_subcommand(
+      "replay", "replay the search strategies on the timings a campaign recorded in its journal (no GPU)");
+  replay->add_option("config", o.config, "the campaign's config (its problems and GPU limits)")->required();
+  replay->add_option("journal", o.journal, "the campaign's journal (results/<gpu>.journal)")->required();
+  replay->add_option("--strategy", o.strategies, "exhaustive, halving or model (repeatable; default: all)");
+  replay->add_option("-o,--output", o.output, "also write the report as YAML here");
+  replay->add_flag("--json", o.json, "print the report as one JSON document on standard output");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -493,6 +515,7 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   }
   try {
     if (*space) return command_space(o);
+    if (*replay) return cli::replay(o.config, o.journal, o.strategies, o.output, o.json, o.command_line);
     if (*compile) return command_compile(o);
     if (*check) return command_check(o);
     if (*show) return cli::show(o.tables, o.json);

@@ -1,0 +1,294 @@
+// Laws of the verdict store (tuner/store/verdict_store.hpp) and of campaigns that consult it:
+//  - a key changes with every field that decides a verdict and with nothing else;
+//  - a damaged entry (a byte changed, cut short, another key's, a directory in its place) is reported and
+//    treated as absent, and storing the verdict again repairs it;
+//  - whole `tune run` campaigns on the fake GPU worker (tests/fixtures/fake_gpu_worker.sh, which logs every
+//    job): an identical re-run does no fuzz or time job, a problem added costs only its timing, a new driver
+//    redoes everything, --no-store bypasses the store, two campaigns at once on one store do each job once;
+//  - a journal resumes after a problem was added to its config, timing only that problem.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/fake_gpu.hpp"
+#include "tuner/campaign/verdict_keys.hpp"
+
+namespace {
+
+using namespace tunefuzz;
+namespace fs = std::filesystem;
+
+const std::string kTune = TUNEFUZZ_BINARY_DIR "/bin/tune";
+const std::string kConfig = TUNEFUZZ_SOURCE_DIR "/configs/smoke.yaml";
+
+class VerdictKeys : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("tunefuzz-keys-" + std::to_string(getpid()));
+    fs::create_directories(root_);
+    compiled_.candidate = parse_candidate_id("gemm_mma/bf16-bf16/BM=128,BN=128,BK=32");
+    compiled_.image = image("image-a", "cubin A");
+    compiled_.perturbed_image = image("twin-a", "cubin A perturbed");
+    fuzz_ = FuzzOptions{root_ / "work", 100, 7, 4, 120};
+    fuzz_.store = {nullptr, "NVIDIA H200", "580.1"};
+    time_ = TimeOptions{root_ / "work"};
+    time_.store = fuzz_.store;
+    problem_.name = "square";
+    problem_.m = problem_.n = problem_.k = 1024;
+    fuzzed_.candidate = compiled_.candidate;
+    fuzzed_.image = compiled_.image;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path image(const std::string& name, const std::string& bytes) {
+    std::ofstream(root_ / name) << bytes;
+    return root_ / name;
+  }
+  std::string fuzz_digest() const { return verdict_digest(VerdictKind::fuzz, fuzz_verdict_key(compiled_, fuzz_)); }
+  std::string time_digest() const {
+    return verdict_digest(VerdictKind::timing, timing_key(problem_, {&fuzzed_}, time_));
+  }
+
+  fs::path root_;
+  CompiledCandidate compiled_;
+  FuzzedCandidate fuzzed_;
+  FuzzOptions fuzz_;
+  TimeOptions time_;
+  Problem problem_;
+};
+
+TEST_F(VerdictKeys, EveryFieldThatDecidesAFuzzVerdictChangesItsKeyAndNothingElseDoes) {
+  const std::string base = fuzz_digest();
+  const auto changes = [&](const auto& change) {
+    const CompiledCandidate compiled = compiled_;
+    const FuzzOptions options = fuzz_;
+    change();
+    const std::string changed = fuzz_digest();
+    compiled_ = compiled;
+    fuzz_ = options;
+    return changed != base;
+  };
+  EXPECT_TRUE(changes([&] { compiled_.candidate.point = parse_candidate_id("gemm_mma/bf16-bf16/BM=64").point; }));
+  EXPECT_TRUE(changes([&] { compiled_.image = image("image-b", "cubin B"); }));
+  EXPECT_TRUE(changes([&] { compiled_.perturbed_image = image("twin-b", "cubin B perturbed"); }));
+  EXPECT_TRUE(changes([&] { compiled_.perturbed_image.clear(); }));
+  EXPECT_TRUE(changes([&] { fuzz_.cases = 200; }));
+  EXPECT_TRUE(changes([&] { fuzz_.seed = 8; }));
+  EXPECT_TRUE(changes([&] { fuzz_.huge_weight = 1; }));
+  EXPECT_TRUE(changes([&] { fuzz_.kernel_deadline_s = 60; }));
+  EXPECT_TRUE(changes([&] { fuzz_.sanitizer = {"compute-sanitizer", "--tool", "racecheck"}; }));
+  EXPECT_TRUE(changes([&] { fuzz_.store.card = "NVIDIA H100 80GB HBM3"; }));
+  EXPECT_TRUE(changes([&] { fuzz_.store.driver = "580.2"; }));
+  // What does not decide the verdict: where the work goes, how many run at once, the watchdog, the journal,
+  // the image's path (the same bytes elsewhere), the compile time and the cache key.
+  EXPECT_FALSE(changes([&] { fuzz_.work_directory = root_ / "elsewhere"; }));
+  EXPECT_FALSE(changes([&] { fuzz_.workers = 16; }));
+  EXPECT_FALSE(changes([&] { fuzz_.timeout_s = 600; }));
+  EXPECT_FALSE(changes([&] { fuzz_.retry_quarantined = true; }));
+  EXPECT_FALSE(changes([&] { compiled_.image = image("copy-of-a", "cubin A"); }));
+  EXPECT_FALSE(changes([&] { compiled_.seconds = 3; }));
+  EXPECT_FALSE(changes([&] { compiled_.key = "another cache key"; }));
+}
+
+TEST_F(VerdictKeys, EveryFieldThatDecidesATimingChangesItsKeyAndNothingElseDoes) {
+  const std::string base = time_digest();
+  const auto changes = [&](const auto& change) {
+    const Problem problem = problem_;
+    const TimeOptions options = time_;
+    const FuzzedCandidate fuzzed = fuzzed_;
+    change();
+    const std::string changed = time_digest();
+    problem_ = problem;
+    time_ = options;
+    fuzzed_ = fuzzed;
+    return changed != base;
+  };
+  EXPECT_TRUE(changes([&] { problem_.m = 1025; }));
+  EXPECT_TRUE(changes([&] { problem_.layout.a = Order::col; }));
+  EXPECT_TRUE(changes([&] { problem_.output = Precision::fp32; }));
+  EXPECT_TRUE(changes([&] { problem_.beta = 1; }));
+  EXPECT_TRUE(changes([&] { fuzzed_.image = image("image-b", "cubin B"); }));
+  EXPECT_TRUE(changes([&] { fuzzed_.candidate = parse_candidate_id("gemm_mma/bf16-bf16/BM=64"); }));
+  EXPECT_TRUE(changes([&] { time_.warmup = 6; }));
+  EXPECT_TRUE(changes([&] { time_.repeats = 31; }));
+  EXPECT_TRUE(changes([&] { time_.screen_repeats = 4; }));
+  EXPECT_TRUE(changes([&] { time_.finalists = 9; }));
+  EXPECT_TRUE(changes([&] { time_.seed = 1; }));
+  EXPECT_TRUE(changes([&] { time_.store.card = "NVIDIA H100 80GB HBM3"; }));
+  EXPECT_TRUE(changes([&] { time_.store.driver = "580.2"; }));
+  EXPECT_FALSE(changes([&] { problem_.name = "renamed"; }));
+  EXPECT_FALSE(changes([&] { problem_.where = {"other.yaml", 3, 4, "problems"}; }));
+  EXPECT_FALSE(changes([&] { time_.work_directory = root_ / "elsewhere"; }));
+  EXPECT_FALSE(changes([&] { time_.timeout_s = 60; }));
+  EXPECT_FALSE(changes([&] { fuzzed_.cases_run = 5; }));
+}
+
+TEST_F(VerdictKeys, ADamagedEntryIsReportedTreatedAsAbsentAndRepairedByStoringAgain) {
+  const VerdictStore store(root_ / "store");
+  const VerdictKey key = fuzz_verdict_key(compiled_, fuzz_);
+  YAML::Node verdict;
+  verdict["seed"] = 7;
+  verdict["result"]["passed"] = true;
+  store.store(VerdictKind::fuzz, key, verdict);
+  const fs::path entry = store.entry_path(VerdictKind::fuzz, key);
+  ASSERT_TRUE(store.load(VerdictKind::fuzz, key).has_value());
+  std::ifstream in(entry);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto damage_of = [&](const std::string& text) {
+    std::ofstream(entry, std::ios::trunc) << text;
+    std::string heard;
+    const auto loaded = store.load(VerdictKind::fuzz, key, [&](const std::string& why) { heard = why; });
+    EXPECT_FALSE(loaded.has_value()) << text;
+    return heard;
+  };
+  std::string flipped = good;
+  flipped[flipped.find("true")] = 'T';
+  EXPECT_NE(damage_of(flipped).find("checksum"), std::string::npos);
+  EXPECT_NE(damage_of(good.substr(0, good.size() - 3)).find("no end line"), std::string::npos);
+  EXPECT_NE(damage_of("").find("no end line"), std::string::npos);
+  // Another key's entry filed under this one's name.
+  const VerdictKey other = {{"candidate", "someone else"}};
+  store.store(VerdictKind::fuzz, other, verdict);
+  std::ifstream other_in(store.entry_path(VerdictKind::fuzz, other));
+  EXPECT_NE(damage_of(std::string(std::istreambuf_iterator<char>(other_in), std::istreambuf_iterator<char>()))
+                .find("another key"),
+            std::string::npos);
+  // A directory where the entry belongs.
+  fs::remove(entry);
+  fs::create_directories(entry);
+  std::string heard;
+  EXPECT_FALSE(store.load(VerdictKind::fuzz, key, [&](const std::string& why) { heard = why; }).has_value());
+  EXPECT_NE(heard.find("damaged"), std::string::npos);
+  store.store(VerdictKind::fuzz, key, verdict);
+  const auto repaired = store.load(VerdictKind::fuzz, key);
+  ASSERT_TRUE(repaired.has_value());
+  EXPECT_TRUE((*repaired)["result"]["passed"].as<bool>());
+}
+
+// ---- whole campaigns ----
+
+class StoreCampaigns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = tunefuzz::test::install_fake_gpu("verdicts", "0.05");
+    ::setenv("TUNEFUZZ_VERDICT_DIR", (root_ / "store").c_str(), 1);
+    ASSERT_EQ(run({"compile", kConfig}), 0);  // a warm kernel cache: campaigns spend no time compiling
+  }
+  static void TearDownTestSuite() {
+    ::unsetenv("TUNEFUZZ_VERDICT_DIR");
+    ::unsetenv("FAKE_JOB_LOG");
+    tunefuzz::test::remove_fake_gpu(root_);
+  }
+
+  static pid_t start(std::vector<std::string> args) {
+    args.insert(args.begin(), kTune);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string log = (root_ / "tune.log").string();
+      if (!std::freopen(log.c_str(), "a", stdout) || !std::freopen(log.c_str(), "a", stderr)) _exit(127);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(kTune.c_str(), argv.data());
+      _exit(127);
+    }
+    return pid;
+  }
+  static int wait_for(pid_t pid) {
+    int status = 0;
+    if (pid <= 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  static int run(const std::vector<std::string>& args) { return wait_for(start(args)); }
+
+  /// Runs a campaign of `config` into `name`/smoke.yaml and returns the jobs it asked the worker for.
+  static std::map<std::string, int> campaign(const std::string& name, const std::string& config = kConfig,
+                                             std::vector<std::string> extra = {}) {
+    const fs::path log = root_ / (name + ".jobs");
+    ::setenv("FAKE_JOB_LOG", log.c_str(), 1);
+    std::vector<std::string> args = {"run", config, "-o", table(name).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(run(args), 0) << name;
+    return jobs(log);
+  }
+  static fs::path table(const std::string& name) { return root_ / name / "smoke.yaml"; }
+  static std::map<std::string, int> jobs(const fs::path& log) {
+    std::map<std::string, int> count;
+    std::ifstream in(log);
+    std::string kind, rest;
+    while (in >> kind && std::getline(in, rest)) ++count[kind];
+    return count;
+  }
+  static std::string rows(const std::string& name) {
+    return YAML::Dump(YAML::LoadFile(table(name).string())["problems"]);
+  }
+  /// smoke.yaml with one more problem.
+  static std::string config_with_one_more_problem() {
+    std::ifstream in(kConfig);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string anchor = "problems:\n";
+    text.insert(text.find(anchor) + anchor.size(),
+                "  - {name: square_768, m: 768, n: 768, k: 768, precision: bf16}\n");
+    const fs::path config = root_ / "plus_one.yaml";
+    std::ofstream(config) << text;
+    return config.string();
+  }
+
+  static inline fs::path root_;
+};
+
+TEST_F(StoreCampaigns, ARerunCostsOnlyWhatChanged) {
+  const auto cold = campaign("cold");
+  ASSERT_GT(cold.count("fuzz") ? cold.at("fuzz") : 0, 0);
+  ASSERT_EQ(cold.count("time") ? cold.at("time") : 0, 3);  // the three problems
+  // The same campaign again: nothing to fuzz, nothing to time, the same table.
+  EXPECT_TRUE(campaign("again").empty());
+  EXPECT_EQ(rows("again"), rows("cold"));
+  // One more problem: its timing alone.
+  EXPECT_EQ(campaign("plus-one", config_with_one_more_problem()), (std::map<std::string, int>{{"time", 1}}));
+  // A new driver: every verdict was measured on the old one.
+  ::setenv("FAKE_DRIVER", "fake-2", 1);
+  EXPECT_EQ(campaign("new-driver"), cold);
+  ::unsetenv("FAKE_DRIVER");
+  // Bypassed: everything runs, as with an empty store.
+  EXPECT_EQ(campaign("bypassed", kConfig, {"--no-store"}), cold);
+}
+
+TEST_F(StoreCampaigns, TwoCampaignsAtOnceOnOneStoreDoEachJobOnce) {
+  ::setenv("TUNEFUZZ_VERDICT_DIR", (root_ / "shared-store").c_str(), 1);
+  const fs::path log = root_ / "together.jobs";
+  ::setenv("FAKE_JOB_LOG", log.c_str(), 1);
+  ::setenv("FAKE_STEP_S", "0.3", 1);  // long enough jobs that the two campaigns overlap
+  const pid_t first = start({"run", kConfig, "-o", table("first").string()});
+  const pid_t second = start({"run", kConfig, "-o", table("second").string()});
+  EXPECT_EQ(wait_for(first), 0);
+  EXPECT_EQ(wait_for(second), 0);
+  ::setenv("FAKE_STEP_S", "0.05", 1);
+  ::setenv("TUNEFUZZ_VERDICT_DIR", (root_ / "store").c_str(), 1);
+  EXPECT_EQ(rows("first"), rows("second"));
+  const auto alone = campaign("alone", kConfig, {"--no-store"});
+  EXPECT_EQ(jobs(log), alone) << "the two campaigns together did each job once";
+}
+
+// A journal resumes after a problem was added to its config (it once refused: "written for a different
+// config"): only the new problem is timed, nothing is fuzzed again.
+TEST_F(StoreCampaigns, AJournalResumesAfterAProblemWasAdded) {
+  const std::string plus_one = config_with_one_more_problem();
+  ASSERT_FALSE(campaign("resumed", kConfig, {"--no-store"}).empty());
+  const fs::path smoke_table = table("resumed");
+  ::setenv("FAKE_JOB_LOG", (root_ / "resumed-again.jobs").c_str(), 1);
+  ASSERT_EQ(run({"run", plus_one, "-o", smoke_table.string(), "--resume", "--no-store"}), 0);
+  EXPECT_EQ(jobs(root_ / "resumed-again.jobs"), (std::map<std::string, int>{{"time", 1}}));
+  EXPECT_EQ(YAML::LoadFile(smoke_table.string())["problems"].size(), 4u);
+}
+
+}  // namespace

@@ -1,0 +1,26 @@
+// What decides a campaign's verdicts, as the keys they are filed under in the verdict store
+// (tuner/store/verdict_store.hpp). A fuzz verdict: the candidate (launch parameters are not in the image),
+// the hashes of its image and of its schedule-perturbed twin's, the cases (and how many on the twin and
+// under a sanitizer), its seed, the huge-case weight, the kernel deadline, the case generator's version, the
+// card and the driver. A problem's timing: what the problem computes (its name does not matter), every
+// candidate timed on it with its image's hash, the strategy, the timing budgets and seed, the card and the
+// driver (and the clocks, which the worker does not report: recorded as unknown).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tuner/campaign/stages.hpp"
+
+namespace tunefuzz {
+
+/// SHA-256 of a file's bytes, computed once per path in a process (images do not change under a path).
+std::string image_sha256(const std::filesystem::path& image);
+
+VerdictKey fuzz_verdict_key(const CompiledCandidate& compiled, const FuzzOptions& options);
+
+VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
+                      const TimeOptions& options);
+
+}  // namespace tunefuzz

@@ -1,0 +1,170 @@
+// The model-guided strategy: the cost model (cost_model.hpp) ranks every candidate before anything runs; the
+// first round screens the best-ranked few of each template, which fits the model's factor per template and
+// measures how far off it is; later rounds screen only candidates the refined model says could still beat
+// the fastest screen (by more than its error), best first, a few at a time; the fastest screens are then
+// verified, timed in full and re-timed in turns with cuBLAS, in one round.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "tuner/strategy/cost_model.hpp"
+#include "tuner/strategy/strategies.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+constexpr size_t kFirstRound = 4;       // first round: the model's best tile shapes, one candidate each ...
+constexpr size_t kProbesPerTemplate = 1;  // ... and at least the best of each template
+constexpr size_t kBatch = 3;            // later rounds: screens per round
+constexpr double kScreenShare = 0.25;   // screens stop at this share of the candidates ...
+constexpr size_t kScreenFloor = 2;      // ... or this many, if more
+constexpr double kLeastError = 0.05;    // the model is never trusted closer than this
+constexpr double kFinalWindow = 0.03;   // screens this close to the fastest are timed in full ...
+constexpr size_t kMostFinalists = 2;    // ... at most this many
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 1.0 : values[values.size() / 2];
+}
+
+class ModelGuided : public SearchStrategy {
+ public:
+  explicit ModelGuided(const SearchSettings& settings) : settings_(settings) {}
+
+  std::optional<MeasureRound> next(const SearchState& state) override {
+    if (state.rounds == 0) return first_round(state);
+    if (!final_done_) {
+      if (auto round = screening_round(state)) return round;
+      final_done_ = true;
+      return final_round(state);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const std::string& template_of(const SearchState& state, const std::string& id) const {
+    return state.candidates[index_.at(id)].candidate.kernel_template->name;
+  }
+
+  // Candidates of one template with one output tile (BM x BN), one load path (VEC, PACK), one shared-memory
+  // layout (SWIZZLE) and one split of K form a group: the model's misses are alike within a group and differ
+  // between groups.
+  std::string group_of(const SearchState& state, const std::string& id) const {
+    const Candidate& c = state.candidates[index_.at(id)].candidate;
+    std::string group = c.kernel_template->name + "/" + std::to_string(c.point["BM"]) + "x" +
+                        std::to_string(c.point["BN"]);
+    for (const char* name : {"VEC", "PACK", "SWIZZLE", "SPLIT_K"})
+      if (c.kernel_template->parameter(name)) group += "/" + std::to_string(c.point[name]);
+    return group;
+  }
+
+  std::optional<MeasureRound> first_round(const SearchState& state) {
+    for (size_t i = 0; i < state.candidates.size(); ++i) {
+      const SearchCandidate& c = state.candidates[i];
+      index_[c.id] = i;
+      raw_[c.id] = estimate_cost(c, state.shape, state.limits).total_ms();
+    }
+    MeasureRound round;
+    round.baseline = true;
+    std::set<std::string> groups;
+    std::map<std::string, size_t> per_template;
+    for (const std::string& id : ranked_by(raw_, state)) {
+      if (!groups.insert(group_of(state, id)).second) continue;  // one candidate per group
+      size_t& probes = per_template[template_of(state, id)];
+      if (round.screen.size() >= kFirstRound && probes >= kProbesPerTemplate) continue;
+      round.screen.push_back(id);
+      ++probes;
+    }
+    if (round.screen.empty()) return std::nullopt;
+    return round;
+  }
+
+  // Candidates by a figure, smallest first (ties: the candidates' order).
+  static std::vector<std::string> ranked_by(const std::map<std::string, double>& figure, const SearchState& state) {
+    std::vector<std::string> ids;
+    for (const SearchCandidate& c : state.candidates) ids.push_back(c.id);
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](const std::string& a, const std::string& b) { return figure.at(a) < figure.at(b); });
+    return ids;
+  }
+
+  // The model refined by the screens: a factor per group that has screens (the median of screen /
+  // prediction), else per template, else over all; and its error, the worst miss (as a log ratio) of the
+  // template-level factor among the screens, at least kLeastError.
+  std::map<std::string, double> refined(const SearchState& state, double& error) const {
+    std::map<std::string, std::vector<double>> by_group, by_template;
+    std::vector<double> all;
+    for (const auto& [id, ms] : state.screens) {
+      const double ratio = ms / raw_.at(id);
+      by_group[group_of(state, id)].push_back(ratio);
+      by_template[template_of(state, id)].push_back(ratio);
+      all.push_back(ratio);
+    }
+    const double overall = median(all);
+    const auto factor = [&](const std::map<std::string, std::vector<double>>& ratios, const std::string& key,
+                            double fallback) {
+      const auto it = ratios.find(key);
+      return it == ratios.end() ? fallback : median(it->second);
+    };
+    error = kLeastError;
+    for (const auto& [id, ms] : state.screens)
+      error = std::max(error, std::abs(std::log(ms / (raw_.at(id) * factor(by_template, template_of(state, id),
+                                                                          overall)))));
+    std::map<std::string, double> prediction;
+    for (const SearchCandidate& c : state.candidates) {
+      const double of_template = factor(by_template, template_of(state, c.id), overall);
+      prediction[c.id] = raw_.at(c.id) * factor(by_group, group_of(state, c.id), of_template);
+    }
+    return prediction;
+  }
+
+  std::optional<MeasureRound> screening_round(const SearchState& state) {
+    const size_t budget = std::max(kScreenFloor, static_cast<size_t>(std::ceil(kScreenShare *
+                                                                               state.candidates.size())));
+    if (state.screens.size() >= budget || state.screens.empty()) return std::nullopt;
+    double error = 0;
+    const std::map<std::string, double> prediction = refined(state, error);
+    const double best = state.screens.at(by_screen(state).front());
+    MeasureRound round;
+    for (const std::string& id : ranked_by(prediction, state)) {
+      if (state.entries.count(id)) continue;  // measured (or refused) already
+      if (prediction.at(id) * std::exp(-error) >= best) break;
+      round.screen.push_back(id);
+      if (round.screen.size() == kBatch || state.screens.size() + round.screen.size() >= budget) break;
+    }
+    if (round.screen.empty()) return std::nullopt;
+    return round;
+  }
+
+  std::optional<MeasureRound> final_round(const SearchState& state) const {
+    const std::vector<std::string> ranked = by_screen(state);
+    if (ranked.empty()) return std::nullopt;
+    MeasureRound round;
+    const double best = state.screens.at(ranked.front());
+    for (const std::string& id : ranked)
+      if (round.time.size() < kMostFinalists && state.screens.at(id) <= best * (1 + kFinalWindow))
+        round.time.push_back(id);
+    round.interleave = round.time;
+    round.interleave_baseline = state.baseline.status == "timed";
+    if (round.interleave.size() + (round.interleave_baseline ? 1 : 0) < 2) {
+      round.interleave.clear();
+      round.interleave_baseline = false;
+    }
+    return round;
+  }
+
+  SearchSettings settings_;
+  std::map<std::string, size_t> index_;
+  std::map<std::string, double> raw_;
+  bool final_done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> model_strategy(const SearchSettings& settings) {
+  return std::make_unique<ModelGuided>(settings);
+}
+
+}  // namespace tunefuzz
