@@ -257,8 +257,8 @@ std::string answer(const std::string& source, const std::string& problem, const 
 // winner's config: the winner ran at the template's default, and the lookup says so.
 std::string answer(const std::string& source, const TableRow& row) {
   std::map<std::string, int64_t> config = row.winner->config;
-  for (const auto& [name, value] : find_template(row.winner->template_name).default_point().values())
-    config.emplace(name, value);
+  const Point defaults = find_template(row.winner->template_name).default_point();
+  for (const auto& [name, value] : defaults.values()) config.emplace(name, value);
   return answer(source, row.problem.name, row.winner->id, config);
 }
 
