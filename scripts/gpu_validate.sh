@@ -30,6 +30,13 @@ timeout 300 "$build/bin/fuzz" mutants "$config" --template gemm_wgmma --cases 10
   -o "$out/mutants-wgmma.yaml" --work-dir /tmp/mutants-wgmma.work > "$out/mutants-wgmma.log" 2>&1
 echo "mutants exit $?"; sed -n '/^base /,$p' "$out/mutants-wgmma.log"
 
+for template in gemm_simt gemm_skinny; do
+  echo "== mutants ($config, $template)"
+  timeout 300 "$build/bin/fuzz" mutants "$config" --template "$template" --cases 100 --timeout 240 \
+    -o "$out/mutants-$template.yaml" --work-dir "/tmp/mutants-$template.work" > "$out/mutants-$template.log" 2>&1
+  echo "mutants exit $?"; sed -n '/^base /,$p' "$out/mutants-$template.log"
+done
+
 echo "== replays under compute-sanitizer"
 for name in drop_tail no_stage_barrier; do
   repro=$(grep -A12 "mutant: $name" "$out/mutants.yaml" | grep -m1 "reproducer:" | sed 's/.*reproducer: *//')

@@ -48,8 +48,13 @@
 #define TF_OUTPUT TF_TYPE_BF16  // element type of C (TF_TYPE_FP16, _BF16 or _FP32)
 #endif
 #ifndef TF_MUTANT
-#define TF_MUTANT 0  // an injected bug to prove the fuzzer catches it; 0 = none (none declared yet)
+#define TF_MUTANT 0  // an injected bug (TF_MUTANT_* below) to prove the fuzzer catches it; 0 = none
 #endif
+
+// ---- Injected bugs in the hand-off between a tile's splits, off by default ----
+#define TF_MUTANT_NO_COUNTER_RESET 1      // the last split leaves its tile's counter up: the next launch miscounts
+#define TF_MUTANT_ARRIVE_BEFORE_STORES 2  // a CTA arrives at the counter before all its warps stored their partial
+#define TF_MUTANT_LAST_OFF_BY_ONE 3       // the last split is looked for at count S, one past the last arrival
 
 // ---- Derived values and what the tunables must satisfy ----
 namespace tf {
@@ -340,15 +345,23 @@ __device__ __forceinline__ bool finish_split(float (&acc)[kFragN][kFragM][4], co
 #pragma unroll
     for (int fm = 0; fm < kFragM; ++fm) store_partial(mine + (fn * kFragM + fm) * kThreads, acc[fn][fm]);
   tf_perturb(__LINE__, static_cast<tf_u32>(split));  // some warps' partials land late
+#if TF_MUTANT != TF_MUTANT_ARRIVE_BEFORE_STORES
   __threadfence();
   __syncthreads();
+#endif
   if (threadIdx.x == 0) {
     tf_perturb(__LINE__, static_cast<tf_u32>(split));  // before the arrival
     __threadfence();
     const tf_u32 before = atomicAdd(counters + tile, 1u);
     __threadfence();
+#if TF_MUTANT == TF_MUTANT_LAST_OFF_BY_ONE
+    const bool last = static_cast<tf_i64>(before) == p.splits;
+#else
     const bool last = static_cast<tf_i64>(before) == p.splits - 1;
+#endif
+#if TF_MUTANT != TF_MUTANT_NO_COUNTER_RESET
     if (last) atomicExch(counters + tile, 0u);
+#endif
     arrived_last = last;
   }
   __syncthreads();

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -72,9 +73,9 @@ CompileRequest request_for(const Point& point, TypePair types = kBf16) {
 }
 
 /// Compiles each distinct request once per test run.
-const CompiledKernel& compiled(const Point& point, TypePair types = kBf16) {
+const CompiledKernel& compiled(const Point& point, TypePair types = kBf16, int mutant = 0) {
   static std::map<std::string, CompiledKernel> memo;
-  const CompileRequest request = request_for(point, types);
+  const CompileRequest request{&skinny_source(), skinny().defines(point, types, mutant), "sm_90"};
   const std::string key = compiler().key(request);
   auto it = memo.find(key);
   if (it == memo.end()) it = memo.emplace(key, compiler().compile(request)).first;
@@ -133,7 +134,7 @@ TEST(GemmSkinnyDeclaration, IsRegisteredForSixteenBitInputsAndEveryLayout) {
             (std::vector<std::string>{"tf_gemm_rr", "tf_gemm_rc", "tf_gemm_cr", "tf_gemm_cc", "tf_scale_c"}));
   EXPECT_EQ(skinny().supported_types, sixteen_bit_type_pairs());
   EXPECT_EQ(skinny().layouts, all_layouts());
-  EXPECT_TRUE(skinny().mutants.empty());
+  EXPECT_EQ(skinny().mutants, gemm_skinny_mutant_names());
   // The parameters the fuzz and time stages read by name are all there: the fuzzer varies the split count
   // because SPLIT_K exists, and never imposes a persistent grid because PERSISTENT does not.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "SPLIT_K"}) EXPECT_NE(skinny().parameter(name), nullptr);
@@ -502,6 +503,22 @@ TEST(GemmSkinnyCompile, EveryTypePairAndVectorWidthCompilesWithItsInstructions) 
   }
   // One n8 fragment of rows per warp loads it with ldmatrix .x2.
   EXPECT_TRUE(contains(compiled(at({{"BM", 8}, {"WM", 8}})).ptx, "ldmatrix.sync.aligned.m8n8.x2"));
+}
+
+// Each injected bug (fuzz mutants) is a TF_MUTANT_* code of the kernel under its declared name, and changes
+// the code it compiles to.
+TEST(GemmSkinnyCompile, EveryInjectedBugCompilesToItsOwnCode) {
+  const std::vector<std::string>& names = gemm_skinny_mutant_names();
+  ASSERT_GE(names.size(), 4u);
+  const Point point = at({{"SPLIT_K", 2}});
+  std::set<std::string> ptx = {compiled(point).ptx};
+  for (int code = 1; code < static_cast<int>(names.size()); ++code) {
+    SCOPED_TRACE(names[code]);
+    std::string upper = names[code];
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_TRUE(contains(skinny_source().text, "#define TF_MUTANT_" + upper + " " + std::to_string(code)));
+    EXPECT_TRUE(ptx.insert(compiled(point, kBf16, code).ptx).second) << "the mutant changes nothing in the code";
+  }
 }
 
 // ---- 6. impossible combinations stop at their own static_assert ---------------------------------------

@@ -143,6 +143,7 @@ KernelTemplate make_template() {
   t.expected_instructions = expected_instructions;
   t.refusal = refusal;
   t.geometry = [](const Point& p, const GemmShape& s) { return gemm_skinny_geometry(p, s, {}); };
+  t.mutants = gemm_skinny_mutant_names();
   return t;
 }
 
@@ -151,6 +152,13 @@ KernelTemplate make_template() {
 const KernelTemplate& gemm_skinny_template() {
   static const KernelTemplate t = make_template();
   return t;
+}
+
+const std::vector<std::string>& gemm_skinny_mutant_names() {
+  // Codes match TF_MUTANT_* in templates/gemm_skinny.cu: bugs of the cross-CTA hand-off of split-K.
+  static const std::vector<std::string> names = {"none", "no_counter_reset", "arrive_before_stores",
+                                                 "last_off_by_one"};
+  return names;
 }
 
 int64_t gemm_skinny_tiles(const Point& p, const GemmShape& s) {

@@ -10,6 +10,8 @@ namespace tunefuzz {
 
 /// fp16 and bf16 inputs, M ≤ 128, any storage order.
 const KernelTemplate& gemm_skinny_template();
+/// The names of the injected bugs the template accepts through TF_MUTANT (index = code, 0 = none).
+const std::vector<std::string>& gemm_skinny_mutant_names();
 
 /// Output tiles of one problem, ceil(M/BM) · ceil(N/BN): the split-K counters the launcher keeps, one each.
 int64_t gemm_skinny_tiles(const Point& point, const GemmShape& shape);
