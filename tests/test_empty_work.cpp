@@ -26,18 +26,7 @@ const std::string kFuzz = TUNEFUZZ_BINARY_DIR "/bin/fuzz";
 /// An H100 config searching one gemm_simt point (VEC=4) for fp32 problems: `even` (every size a multiple
 /// of 4) and `lm_head` (N = 50257, which VEC=4 refuses), plus `extra` lines at the end.
 std::string config_text(const std::string& output, const std::string& extra = "") {
-  return R"(gpu:
-  name: NVIDIA H100 80GB HBM3
-  arch: sm_90
-  limits:
-    shared_memory_per_block_optin: 232448
-    shared_memory_per_sm: 233472
-    registers_per_sm: 65536
-    max_threads_per_block: 1024
-    max_threads_per_sm: 2048
-    max_blocks_per_sm: 32
-    sm_count: 132
-problems:
+  return std::string(tunefuzz::test::kFakeGpuSection) + R"(problems:
   - {name: even, m: 256, n: 256, k: 256, precision: fp32, output: fp32}
   - {name: lm_head, m: 64, n: 50257, k: 512, precision: fp32, output: fp32}
 templates:

@@ -107,6 +107,34 @@ TEST_F(JournalTest, AResumedJournalWithACutShortLineResumesAgain) {
             (std::map<std::string, int>{{"cand/1", 1}, {"cand/2", 1}}));
 }
 
+// A verdict is found under the key it was filed under (`fuzz run` files one per candidate and round, each
+// round's seed in its key); a journal written before verdicts carried keys answers any key.
+TEST_F(JournalTest, VerdictsAreFoundUnderTheirKey) {
+  {
+    Journal j = Journal::create(path_, "abc");
+    for (const char* key : {"round-0", "round-1"}) {
+      YAML::Node fuzzed = event("fuzzed", "id", "cand/1");
+      fuzzed["key"] = key;
+      fuzzed["seed"] = std::string(key) == "round-0" ? 10 : 11;
+      fuzzed["result"]["passed"] = true;
+      fuzzed["result"]["cases_run"] = 3;
+      j.record(fuzzed);
+    }
+    YAML::Node old = event("fuzzed", "id", "cand/2");
+    old["seed"] = 5;
+    old["result"]["passed"] = true;
+    old["result"]["cases_run"] = 1;
+    j.record(old);
+  }
+  const Journal j = Journal::resume(path_, "abc");
+  EXPECT_EQ((*j.fuzzed("cand/1", "round-0"))["seed"].as<int>(), 10);
+  EXPECT_EQ((*j.fuzzed("cand/1", "round-1"))["seed"].as<int>(), 11);
+  EXPECT_FALSE(j.fuzzed("cand/1", "round-2").has_value());
+  EXPECT_EQ((*j.fuzzed("cand/1"))["seed"].as<int>(), 11) << "without a key: the last";
+  EXPECT_EQ((*j.fuzzed("cand/2", "any"))["seed"].as<int>(), 5);
+  EXPECT_EQ(j.line_of(3), 4) << "the campaign line, then the three verdicts";
+}
+
 TEST_F(JournalTest, QuarantinesAreRemembered) {
   {
     Journal j = Journal::create(path_, "abc");
@@ -153,6 +181,13 @@ TEST_F(JournalTest, ADamagedJournalIsAnErrorNamingFileLineAndField) {
   EXPECT_NE(error_of(head + "{event: fuzz_st\n{event: fuzz_started, id: \"c/2\"}\n")
                 .find(path_.string() + ":2"),
             std::string::npos);
+  const std::string next = "{event: fuzz_started, id: \"c/3\"}\n";  // so the damaged line is not the last
+  EXPECT_EQ(error_of(head + "{event: fuzz_call, call: 1, compile_seconds: soon}\n" + next),
+            path_.string() + ":2: compile_seconds: damaged journal line: expected a number of at least 0");
+  EXPECT_EQ(error_of(head + "{event: fuzz_call_end, call: 1}\n" + next),
+            path_.string() + ":2: seconds: damaged journal line: missing");
+  EXPECT_EQ(error_of(head + "{event: fuzz_started, id: \"c/2\", call_seconds: -1}\n" + next),
+            path_.string() + ":2: call_seconds: damaged journal line: expected a number of at least 0");
   EXPECT_NE(error_of("").find("no campaign line"), std::string::npos);
   EXPECT_NE(error_of("{event: fuzz_started, id: \"c/2\"}\n").find("no campaign line"), std::string::npos);
   fs::remove(path_);

@@ -6,11 +6,8 @@
 //  - a kill from outside proves nothing against the candidates that were running: resumed (without
 //    --retry-quarantined), they run again and the table is the uninterrupted one; only candidates running
 //    when the campaign died twice in a row are quarantined: reported, not fuzzed, not timed.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -25,9 +22,8 @@
 #include <vector>
 
 #include "tests/support/fake_gpu.hpp"
+#include "tests/support/spawn.hpp"
 #include "runtime/templates/gemm_wgmma.hpp"
-
-extern char** environ;
 
 namespace {
 
@@ -53,25 +49,10 @@ class Resume : public ::testing::Test {
   static pid_t start(std::vector<std::string> args, const std::string& binary = kTune) {
     if (binary == kTune && args.front() == "run") args.push_back("--no-store");
     args.insert(args.begin(), binary);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, (root_ / "tune.log").c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    pid_t pid = 0;
-    const int error = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    return error == 0 ? pid : -1;
+    return tunefuzz::test::spawn_logged(args, root_ / "tune.log");
   }
 
-  static int wait_for(pid_t pid) {
-    int status = 0;
-    if (pid <= 0 || waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  static int wait_for(pid_t pid) { return tunefuzz::test::wait_for(pid); }
 
   static void kill_after(pid_t pid, double seconds) {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));

@@ -1,6 +1,7 @@
 // fuzz: fuzz campaigns over a config's candidates, replays of failures, and proof that the fuzzer works.
 //   fuzz run CONFIG [--budget 10m] [--rounds N]       fuzz every compiled candidate in rounds until the
-//                                                     fuzzing budget is spent (or N rounds are done)
+//                [--resume]                           fuzzing budget is spent (or N rounds are done);
+//                                                     --resume carries on a killed or stopped campaign
 //   fuzz replay FILE [--sanitize TOOL]                run a reproducer's case again (optionally under
 //                                                     compute-sanitizer)
 //   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; replay survivors
@@ -21,10 +22,14 @@
 
 #include "fuzz/cli/fuzz_main.hpp"
 #include "runtime/backend/compiler_for.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/environment.hpp"
+#include "tuner/campaign/fuzz_campaign.hpp"
+#include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
+#include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
 #include "tuner/device/domain_coverage.hpp"
 #include "tuner/device/fuzzing.hpp"
@@ -54,6 +59,8 @@ struct Options {
   double timeout_s = 0;       ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
   std::string template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)
   bool json = false;
+  bool resume = false;             ///< run: carry on the campaign in the report's journal
+  bool retry_quarantined = false;  ///< run: with --resume, fuzz candidates that were running at two kills
   std::string command_line;
 };
 
@@ -124,15 +131,47 @@ std::string explain_removed(const Prepared& prepared, FILE* text) {
   return why + "; or no template computes the element types of the config's problems";
 }
 
+// The run's header: what it fuzzes, with which seed and budget.
+void print_header(const Options& o, const FuzzRunSettings& s, FILE* text) {
+  std::fprintf(text, "fuzz campaign: %s, seed %llu, budget %s", o.config.c_str(),
+               static_cast<unsigned long long>(s.seed), o.budget.c_str());
+  if (s.rounds > 0) std::fprintf(text, " or %lld rounds", static_cast<long long>(s.rounds));
+  std::fprintf(text, " of fuzzing over every call (compiling took %.0f s), %lld cases per candidate and round\n",
+               s.compile_seconds, static_cast<long long>(s.cases));
+}
+
+void print_report(const FuzzRunReport& r, const std::string& domain, FILE* text) {
+  std::fprintf(text, "\n%lld rounds, %lld cases in %.0f s of fuzzing over %zu call%s; seed %llu\n",
+               static_cast<long long>(r.rounds), static_cast<long long>(r.cases), r.seconds(), r.calls.size(),
+               r.calls.size() == 1 ? "" : "s", static_cast<unsigned long long>(r.seed));
+  if (r.last_round_not_started > 0)
+    std::fprintf(text, "the budget ran out during the last round: %lld candidates not fuzzed in it\n",
+                 static_cast<long long>(r.last_round_not_started));
+  std::fprintf(text, "coverage (cases per tag):\n");
+  for (const auto& [tag, count] : r.coverage)
+    std::fprintf(text, "  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
+  std::fprintf(text, "%s\n", domain.c_str());
+  if (!r.empty_work().empty()) std::fprintf(text, "empty work: %s\n", r.empty_work().c_str());
+  for (const std::string& id : r.quarantined)
+    std::fprintf(text, "quarantined (running at two kills in a row; --retry-quarantined fuzzes it): %s\n",
+                 id.c_str());
+  std::map<std::string, int64_t> by_class;
+  for (const FuzzedCandidate& f : r.failed) ++by_class[fuzz::to_string(f.failure->failure_class)];
+  std::fprintf(text, "failures: %zu", r.failed.size());
+  for (const auto& [name, count] : by_class)
+    std::fprintf(text, ", %lld %s", static_cast<long long>(count), name.c_str());
+  std::fprintf(text, "\n");
+  print_failures(r.failed, text);
+}
+
 int command_run(const Options& o) {
-  const double budget_s = parse_budget(o.budget);
-  const std::vector<std::string> sanitizer =
-      o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);  // checked up front
+  FuzzRunSettings s;
+  s.budget_s = parse_budget(o.budget);
+  if (!o.sanitize.empty()) s.sanitizer = sanitizer_wrapper(o.sanitize);  // checked up front
   FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
   const auto compile_start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
-  const double compile_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+  s.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   const Config& config = prepared.config;
   // Nothing left to fuzz is a failure, said before any GPU is asked for.
   const std::string nothing_to_fuzz = explain_removed(prepared, text);
@@ -147,128 +186,34 @@ int command_run(const Options& o) {
     }
     return 1;
   }
-  const fs::path work = work_directory_for(o, "fuzz-work");
-  const DeviceInfo device = require_device(config, work);
-  const uint64_t seed = o.seed_given ? o.seed : config.seed;
-  std::fprintf(text, "fuzz campaign: %s, seed %llu, budget %s", o.config.c_str(),
-               static_cast<unsigned long long>(seed), o.budget.c_str());
-  if (o.rounds > 0) std::fprintf(text, " or %lld rounds", static_cast<long long>(o.rounds));
-  std::fprintf(text, " of fuzzing (compiling took %.0f s), %lld cases per candidate and round\n", compile_s,
-               static_cast<long long>(o.cases ? o.cases : config.budgets.fuzz_cases));
+  s.work_directory = work_directory_for(o, "fuzz-work");
+  const fs::path output = o.output.empty() ? s.work_directory / "fuzz-run.yaml" : fs::path(o.output);
+  s.journal = journal_path(output);
+  s.resume = o.resume;
+  s.retry_quarantined = o.retry_quarantined;
+  s.config_sha256 = sha256_hex(read_whole_file(o.config));
+  s.arch = config.gpu.arch;
+  s.rounds = o.rounds;
+  s.cases = o.cases ? o.cases : config.budgets.fuzz_cases;
+  s.seed = o.seed_given ? o.seed : config.seed;
+  s.workers = static_cast<int>(config.budgets.fuzz_workers);
+  s.timeout_s = o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s;
+  s.huge_weight = o.huge ? 1 : 0;
+  const DeviceInfo device = require_device(config, s.work_directory);
+  print_header(o, s, text);
 
-  std::vector<CompiledCandidate> alive;
-  for (const CompiledCandidate& c : prepared.compiled)
-    if (c.status == CompileStatus::compiled) alive.push_back(c);
-  const size_t alive_at_start = alive.size();
-  const int64_t cases_per_round =
-      static_cast<int64_t>(alive.size()) * (o.cases ? o.cases : config.budgets.fuzz_cases);
-  std::map<std::string, device::CandidateCoverage> by_candidate;  // every candidate's tags, over all rounds
-  std::vector<FuzzedCandidate> failed;
-  std::map<std::string, int64_t> coverage;
-  int64_t cases = 0, rounds = 0;
-  // The budget is the fuzzing's: compiling (cold or from the cache) is not counted against it.
-  const auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  // Each round fuzzes every candidate still standing with a fresh seed; no job starts once the budget is
-  // spent (the jobs running then finish), so a round can end early.
-  int64_t not_started = 0;
-  while (!alive.empty() && elapsed() < budget_s && (o.rounds == 0 || rounds < o.rounds)) {
-    FuzzOptions options{
-        work,
-        o.cases ? o.cases : config.budgets.fuzz_cases,
-        seed + static_cast<uint64_t>(rounds),
-        static_cast<int>(config.budgets.fuzz_workers),
-        o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s,
-        o.huge ? 1 : 0};
-    options.sanitizer = sanitizer;
-    options.no_job_after = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                       std::chrono::duration<double>(budget_s));
-    auto results = fuzz_stage(alive, options);
-    not_started = 0;
-    for (const FuzzedCandidate& r : results) not_started += r.not_started;
-    write_reproducers(results, work / "reproducers", template_directory(), device, config.gpu.arch);
-    std::vector<CompiledCandidate> still;
-    for (size_t i = 0; i < results.size(); ++i) {
-      cases += results[i].cases_run;
-      device::CandidateCoverage& mine = by_candidate[results[i].candidate.id()];
-      mine.candidate = results[i].candidate;
-      for (const auto& [tag, count] : results[i].coverage) {
-        mine.coverage[tag] += count;
-        if (!fuzz::is_domain_tag(tag)) coverage[tag] += count;  // summarised per dimension below
-      }
-      if (results[i].failure)
-        failed.push_back(results[i]);
-      else
-        still.push_back(alive[i]);
-    }
-    alive = std::move(still);
-    ++rounds;
-  }
-  std::fprintf(text, "\n%lld rounds, %lld cases in %.0f s; seed %llu\n", static_cast<long long>(rounds),
-               static_cast<long long>(cases), elapsed(), static_cast<unsigned long long>(seed));
-  if (not_started > 0)
-    std::fprintf(text, "the budget ran out during the last round: %lld candidates not fuzzed in it\n",
-                 static_cast<long long>(not_started));
-  std::fprintf(text, "coverage (cases per tag):\n");
-  for (const auto& [tag, count] : coverage)
-    std::fprintf(text, "  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));
+  const FuzzRunReport r = fuzz_campaign(prepared.compiled, device, s);
   std::vector<device::CandidateCoverage> covered;
-  for (const auto& [id, entry] : by_candidate) covered.push_back(entry);
+  for (const FuzzedCandidate& f : r.totals) covered.push_back({f.candidate, f.coverage});
   const std::string domain = device::domain_coverage_summary(covered, device.limits.sm_count);
-  std::fprintf(text, "%s\n", domain.c_str());
-  // Empty work is a failure: no candidate fuzzed, or not even one round's cases.
-  std::string empty_work;
-  if (cases < cases_per_round)
-    empty_work = "fuzzed " + std::to_string(cases) + " cases, fewer than one round (" +
-                 std::to_string(cases_per_round) + ": " + std::to_string(alive_at_start) +
-                 " candidates x their cases); the budget ran out first";
-  std::map<std::string, int64_t> by_class;
-  for (const FuzzedCandidate& f : failed) ++by_class[fuzz::to_string(f.failure->failure_class)];
-  if (!empty_work.empty()) std::fprintf(text, "empty work: %s\n", empty_work.c_str());
-  std::fprintf(text, "failures: %zu", failed.size());
-  for (const auto& [name, count] : by_class)
-    std::fprintf(text, ", %lld %s", static_cast<long long>(count), name.c_str());
-  std::fprintf(text, "\n");
-  print_failures(failed, text);
-
-  YAML::Node report;
-  report["format"] = "tunefuzz-fuzz-run/1";
-  report["card"] = device.name;
-  report["driver"] = device.driver_version;
-  report["tool_commit"] = tool_commit();
-  report["date"] = make_provenance("", "", "").date;
+  print_report(r, domain, text);
+  YAML::Node report = to_yaml(r);
   report["command"] = o.command_line;
-  report["seed"] = seed;
-  report["rounds"] = rounds;
-  report["last_round_not_started"] = not_started;
-  report["cases"] = cases;
-  report["seconds"] = static_cast<int64_t>(elapsed());  // fuzzing
-  report["compile_seconds"] = static_cast<int64_t>(compile_s);
-  report["candidates"] = static_cast<int64_t>(
-      std::count_if(prepared.compiled.begin(), prepared.compiled.end(),
-                    [](const CompiledCandidate& c) { return c.status == CompileStatus::compiled; }));
-  YAML::Node tags(YAML::NodeType::Map);
-  for (const auto& [tag, count] : coverage) tags[tag] = count;
-  report["coverage"] = tags;
   report["domain_coverage"] = domain;
-  if (!empty_work.empty()) report["empty_work"] = empty_work;
-  report["failures"] = YAML::Node(YAML::NodeType::Sequence);
-  for (const FuzzedCandidate& f : failed) {
-    YAML::Node row;
-    row["id"] = f.candidate.id();
-    row["class"] = fuzz::to_string(f.failure->failure_class);
-    row["subtype"] = f.failure->subtype;
-    row["shrunk_case"] = to_yaml(f.failure->shrunk_case);
-    row["reproducer"] = f.reproducer.string();
-    report["failures"].push_back(row);
-  }
-  const fs::path output = o.output.empty() ? work / "fuzz-run.yaml" : fs::path(o.output);
   write_yaml(output, report);
   std::fprintf(text, "report: %s\n", output.c_str());
   if (o.json) std::fputs(to_json(report).c_str(), stdout);
-  return failed.empty() && empty_work.empty() ? 0 : 1;
+  return r.succeeded() ? 0 : 1;
 }
 
 int command_replay(const Options& o) {
@@ -544,6 +489,11 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
   run->add_flag("--json", o.json, "print the report as one JSON document on standard output");
   run->add_flag("--huge", o.huge,
                 "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
+  run->add_flag("--resume", o.resume,
+                "carry on the campaign whose journal is beside the report (REPORT.journal; starts one when there "
+                "is none): finished rounds and verdicts are not redone, and the budget counts every call");
+  run->add_flag("--retry-quarantined", o.retry_quarantined,
+                "with --resume: fuzz again the candidates that were running at two kills in a row");
   run->add_option("--sanitize", o.sanitize,
                   "also run a tenth as many cases per candidate and round under compute-sanitizer: memcheck, "
                   "racecheck, synccheck or initcheck");

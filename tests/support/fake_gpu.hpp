@@ -12,6 +12,21 @@
 
 namespace tunefuzz::test {
 
+/// The `gpu:` section of a config for the card the fake worker reports (an H100), for tests that write their
+/// own configs.
+inline const char* kFakeGpuSection = R"(gpu:
+  name: NVIDIA H100 80GB HBM3
+  arch: sm_90
+  limits:
+    shared_memory_per_block_optin: 232448
+    shared_memory_per_sm: 233472
+    registers_per_sm: 65536
+    max_threads_per_block: 1024
+    max_threads_per_sm: 2048
+    max_blocks_per_sm: 32
+    sm_count: 132
+)";
+
 /// Makes `root` (named after `name` and this process), installs the fake worker there and points the
 /// environment at it; `step_s` is how long each of its jobs takes. Returns the folder.
 inline std::filesystem::path install_fake_gpu(const std::string& name, const std::string& step_s) {

@@ -134,13 +134,16 @@ FuzzedCandidate from_journal(const CompiledCandidate& compiled, const YAML::Node
   out.coverage = result.coverage;
   out.failure = result.failure;
   if (const YAML::Node perturbed = event["perturbed_cases"]) out.perturbed_cases_run = perturbed.as<int64_t>();
+  // The reproducer of a failure on the twin reads the twin's PTX.
+  if (out.failure && out.failure->perturb != 0) out.failed_image = compiled.perturbed_image;
   return out;
 }
 
-YAML::Node fuzzed_event(const FuzzedCandidate& f) {
+YAML::Node fuzzed_event(const FuzzedCandidate& f, const std::string& key) {
   YAML::Node event;
   event["event"] = "fuzzed";
   event["id"] = f.candidate.id();
+  event["key"] = key;
   event["seed"] = f.seed;
   event["perturbed_cases"] = f.perturbed_cases_run;
   FuzzResult result;
@@ -149,6 +152,15 @@ YAML::Node fuzzed_event(const FuzzedCandidate& f) {
   result.coverage = f.coverage;
   result.failure = f.failure;
   event["result"] = to_yaml(result);
+  return event;
+}
+
+// The journal's line for a verdict: stamped with the seconds since the call began fuzzing, when it counts.
+YAML::Node journalled(const FuzzedCandidate& f, const std::string& key, const FuzzOptions& options) {
+  YAML::Node event = fuzzed_event(f, key);
+  if (options.call_started)
+    event["call_seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - *options.call_started).count();
   return event;
 }
 
@@ -180,7 +192,7 @@ FuzzedCandidate fuzz_through_store(const CompiledCandidate& compiled, const Fuzz
   const VerdictStore::KeyLock lock(*use.store, VerdictKind::fuzz, key);
   if (auto stored = from_store(compiled, options)) return *stored;
   FuzzedCandidate out = fuzz_one(compiled, options, index);
-  if (storable(out)) use.store->store(VerdictKind::fuzz, key, fuzzed_event(out));
+  if (storable(out)) use.store->store(VerdictKind::fuzz, key, fuzzed_event(out, verdict_digest(VerdictKind::fuzz, key)));
   return out;
 }
 
@@ -210,10 +222,14 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
       journal ? journal->interrupted_fuzz() : std::map<std::string, int>{};
   const std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
   int64_t from_the_journal = 0;
+  // A step is journalled under its verdict's key: in `fuzz run` a candidate has one verdict per round (seed).
+  std::vector<std::string> keys(todo.size());
+  if (journal)
+    for (size_t i = 0; i < todo.size(); ++i) keys[i] = fuzz_verdict_digest(*todo[i], options);
   for (size_t i = 0; i < todo.size(); ++i) {
     const std::string id = todo[i]->candidate.id();
     if (journal) {
-      if (const auto event = journal->fuzzed(id)) {
+      if (const auto event = journal->fuzzed(id, keys[i])) {
         out[i] = from_journal(*todo[i], *event);
         ++from_the_journal;
         continue;
@@ -234,7 +250,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
     }
     if (auto stored = from_store(*todo[i], options)) {
       out[i] = *stored;
-      if (journal) journal->record(fuzzed_event(out[i]));
+      if (journal) journal->record(journalled(out[i], keys[i], options));
       continue;
     }
     run.push_back(i);
@@ -254,7 +270,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
       }
       if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
       out[i] = fuzz_through_store(*todo[i], options, i);
-      if (journal) journal->record(fuzzed_event(out[i]));
+      if (journal) journal->record(journalled(out[i], keys[i], options));
       progress.advance(
           todo[i]->candidate.id() +
           (out[i].passed ? ": passed" : std::string(": ") + fuzz::to_string(out[i].failure->failure_class)));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -83,6 +84,26 @@ void check_event(const YAML::Node& event) {
     for (const YAML::Node& item : event[list])
       if (!item.IsScalar()) fail(list, "expected a list of candidate ids");
   }
+  const auto number = [&](const char* key, bool required) {
+    if (!event[key]) {
+      if (required) fail(key, "missing");
+      return;
+    }
+    double value = -1;
+    if (!event[key].IsScalar() || !YAML::convert<double>::decode(event[key], value) || !(value >= 0) ||
+        value > 1e12)
+      fail(key, "expected a number of at least 0");
+  };
+  if (event["key"] && !event["key"].IsScalar()) fail("key", "expected a string");
+  number("call_seconds", false);
+  if (kind == "fuzz_call") {
+    number("call", true);
+    number("compile_seconds", true);
+  }
+  if (kind == "fuzz_call_end") {
+    number("call", true);
+    number("seconds", true);
+  }
   try {
     if (kind == "fuzzed") {
       if (!event["id"]) fail("id", "missing");
@@ -117,7 +138,10 @@ void Journal::read() {
     try {
       YAML::Node event = load_yaml_text(content, path_.string(), kDocumentNodeLimit);
       check_event(event);
+      if (event["event"].Scalar() == "fuzzed")
+        fuzzed_[event["id"].Scalar()][event["key"] ? event["key"].Scalar() : ""] = previous_.size();
       previous_.push_back(event);
+      lines_.push_back(line);
     } catch (const Error& e) {
       // A kill leaves at most one cut-short line, the last, without its newline: that step did not finish.
       if (last) {
@@ -172,9 +196,17 @@ std::map<std::string, int> started_not_finished(const std::vector<YAML::Node>& e
 }
 }  // namespace
 
-std::optional<YAML::Node> Journal::fuzzed(const std::string& id) const {
-  return last_event(previous_, "fuzzed",
-                    [&](const YAML::Node& e) { return e["id"].as<std::string>() == id; });
+std::optional<YAML::Node> Journal::fuzzed(const std::string& id, const std::string& key) const {
+  const auto by_key = fuzzed_.find(id);
+  if (by_key == fuzzed_.end()) return std::nullopt;
+  if (key.empty()) {
+    size_t last = 0;
+    for (const auto& [digest, index] : by_key->second) last = std::max(last, index);
+    return previous_[last];
+  }
+  for (const std::string& digest : {key, std::string()})
+    if (const auto it = by_key->second.find(digest); it != by_key->second.end()) return previous_[it->second];
+  return std::nullopt;
 }
 
 std::optional<YAML::Node> Journal::timed(const std::string& problem) const {

@@ -5,11 +5,16 @@
 //   {event: campaign, config_sha256: ...}          first line: which config the journal belongs to (again
 //                                                  on resuming with a changed config)
 //   {event: fuzz_started, id: ...}                 a candidate went to a fuzz worker
-//   {event: fuzzed, id: ..., result: {...}}        its verdict (FuzzResult) and seed
+//   {event: fuzzed, id: ..., key: ..., result: {...}}  its verdict (FuzzResult), seed, and the digest of
+//                                                  the verdict's key (tuner/campaign/verdict_keys.hpp)
 //   {event: time_started, problem: ...}            a problem went to a timing worker
 //   {event: timed, problem: ..., timing: {...}}    its timings (TimeResult)
 //   {event: quarantined, id: ..., stage: ...}      a candidate running each time the campaign died, twice
 //   {event: time_interrupted, problem: ..., id: ...} the candidate a problem's timing was on when it died
+//   {event: fuzz_run, seed: ..., cases: ...}       `fuzz run`: what decides its rounds (fuzz_campaign.hpp)
+//   {event: fuzz_call, call: N, compile_seconds: ...} `fuzz run`: a call began fuzzing; its verdicts carry
+//                                                  call_seconds, the seconds since
+//   {event: fuzz_call_end, call: N, seconds: ...}  `fuzz run`: the call ended by itself after so long
 //
 // A campaign killed from outside says nothing about the candidates it was running: on resume they run again.
 // Only a candidate that was running when the campaign died twice in a row is quarantined (it may be what
@@ -44,8 +49,10 @@ class Journal {
   /// Appends one event (thread-safe); the line reaches the file before this returns.
   void record(const YAML::Node& event);
 
-  /// The last `fuzzed` event of a candidate, from the journal as it was when reopened.
-  std::optional<YAML::Node> fuzzed(const std::string& id) const;
+  /// The last `fuzzed` event of a candidate, from the journal as it was when reopened. With a `key` (the
+  /// digest of the verdict's key), the last one filed under that key, or else under none (a journal written
+  /// before verdicts carried their key): a verdict of other cases or another seed is not this step's.
+  std::optional<YAML::Node> fuzzed(const std::string& id, const std::string& key = "") const;
   std::optional<YAML::Node> timed(const std::string& problem) const;
   /// Candidates and problems that were started but never finished before the campaign died, with how many
   /// campaigns in a row died while they ran.
@@ -55,6 +62,10 @@ class Journal {
   std::vector<std::string> time_interruptions(const std::string& problem) const;
   /// Candidates quarantined by an earlier resume.
   std::set<std::string> quarantined() const;
+  /// Every event of the journal as it was when reopened, oldest first.
+  const std::vector<YAML::Node>& events() const { return previous_; }
+  /// The line of the file event `index` of events() was read from.
+  int line_of(size_t index) const { return lines_.at(index); }
 
   const std::filesystem::path& path() const { return path_; }
 
@@ -64,6 +75,9 @@ class Journal {
 
   std::filesystem::path path_;
   std::vector<YAML::Node> previous_;
+  std::vector<int> lines_;  ///< of each event in previous_
+  /// `fuzzed` events: candidate id → key digest ("" when the event has none) → index in previous_ (the last).
+  std::map<std::string, std::map<std::string, size_t>> fuzzed_;
   uintmax_t whole_lines_bytes_ = 0;  ///< the file's length without a cut-short last line
   bool ends_with_newline_ = true;    ///< of those whole lines
   std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();

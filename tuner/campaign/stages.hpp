@@ -120,6 +120,9 @@ struct FuzzOptions {
   std::optional<std::chrono::steady_clock::time_point> no_job_after = std::nullopt;
   /// Verdicts found in the store are taken from it; new ones are filed there.
   StoreUse store = {};
+  /// When this call of the campaign began fuzzing (`fuzz run`): each verdict it journals records the seconds
+  /// since (`call_seconds`), so a resumed campaign knows how much of its budget a killed call spent.
+  std::optional<std::chrono::steady_clock::time_point> call_started = std::nullopt;
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.

@@ -61,6 +61,10 @@ VerdictKey fuzz_verdict_key(const CompiledCandidate& compiled, const FuzzOptions
   };
 }
 
+std::string fuzz_verdict_digest(const CompiledCandidate& compiled, const FuzzOptions& options) {
+  return verdict_digest(VerdictKind::fuzz, fuzz_verdict_key(compiled, options));
+}
+
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options) {
   std::string timed;

@@ -19,6 +19,8 @@ namespace tunefuzz {
 std::string image_sha256(const std::filesystem::path& image);
 
 VerdictKey fuzz_verdict_key(const CompiledCandidate& compiled, const FuzzOptions& options);
+/// The digest of that key: what a journal's `fuzzed` event is filed under.
+std::string fuzz_verdict_digest(const CompiledCandidate& compiled, const FuzzOptions& options);
 
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options);
