@@ -340,11 +340,11 @@ __device__ __forceinline__ bool finish_split(float (&acc)[kFragN][kFragM][4], co
                                              tf_u32* counters, tf_i64 tile, tf_i64 split) {
   __shared__ int arrived_last;
   float4* const mine = partial_slot(p, tile, split);
+  tf_perturb(__LINE__, static_cast<tf_u32>(split));  // some warps store their partials late
 #pragma unroll
   for (int fn = 0; fn < kFragN; ++fn)
 #pragma unroll
     for (int fm = 0; fm < kFragM; ++fm) store_partial(mine + (fn * kFragM + fm) * kThreads, acc[fn][fm]);
-  tf_perturb(__LINE__, static_cast<tf_u32>(split));  // some warps' partials land late
 #if TF_MUTANT != TF_MUTANT_ARRIVE_BEFORE_STORES
   __threadfence();
   __syncthreads();

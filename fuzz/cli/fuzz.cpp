@@ -324,7 +324,11 @@ int command_mutants(const Options& o) {
   const std::vector<std::string> wrapper =
       tool == "none" ? std::vector<std::string>{} : sanitizer_wrapper(tool);
   mutants.insert(mutants.begin(), base);  // compiled as the sanitizer's control, not fuzzed
-  auto compiled = compile_candidates(config, mutants, o.jobs, Twins::perturbed);
+  // A bug can cost registers (an extra live index, a 64-bit offset made 32): a mutant that spills is still a
+  // bug the fuzzer must see, so spills do not keep mutants from being fuzzed here.
+  Config spills_allowed = config;
+  spills_allowed.pruning.allow_spills = true;
+  auto compiled = compile_candidates(spills_allowed, mutants, o.jobs, Twins::perturbed);
   const CompiledCandidate control = compiled.front();
   compiled.erase(compiled.begin());
   // A bug in code the base point does not compile (a cluster bug at a point without clusters) leaves the
