@@ -7,6 +7,7 @@
 #include "runtime/dispatch/dispatch.hpp"
 #include "runtime/dispatch/requests.hpp"
 #include "runtime/dispatch/results_reader.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
 #include "tuner/config/config.hpp"
 
 namespace tunefuzz::dispatch {
@@ -266,6 +267,17 @@ TEST(RuntimeGemmEx, Tf32ComputeReadsFp32InputsAsTf32AndOtherArgumentsAreRefused)
   EXPECT_THROW(call(0, CUDA_R_16F, 64), Error);     // CUBLAS_COMPUTE_16F: the kernels accumulate in fp32
   EXPECT_THROW(gemm_ex(0, 0, 4, 4, 4, nullptr, x, CUDA_R_32F, 4, x, CUDA_R_32F, 4, &one, x, CUDA_R_32F, 4, 68),
                Error);
+}
+
+// Every registered template can be launched: a template added without a launcher for its source (as
+// gemm_wgmma_tf32 once was) would compile and pass every host check, then fail every fuzz case on the GPU.
+TEST(RuntimeLaunchers, EveryTemplateHasALauncherForItsSource) {
+  for (const KernelTemplate* t : all_templates())
+    EXPECT_TRUE(launcher_kind(*t).has_value()) << t->name << " (source " << t->source_file << ")";
+  EXPECT_EQ(launcher_kind(gemm_wgmma_tf32_template()), launcher_kind(gemm_wgmma_template()));
+  KernelTemplate unknown = gemm_wgmma_tf32_template();
+  unknown.source_file = "gemm_unknown.cu";
+  EXPECT_FALSE(launcher_kind(unknown).has_value());
 }
 
 }  // namespace

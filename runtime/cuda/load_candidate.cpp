@@ -1,16 +1,25 @@
-// Which launcher runs a candidate: one factory per template, chosen by the template's name.
+// Which launcher runs a candidate: the one its kernel source needs (runtime/templates' launcher_kind), so
+// templates built from one source share it without naming it again.
 #include "runtime/cuda/runner.hpp"
 
 namespace tunefuzz::device {
 
 std::unique_ptr<GemmRunner> load_candidate(const Candidate& candidate, const std::string& image) {
-  const std::string& name = candidate.kernel_template->name;
-  if (name == "gemm_mma" || name == "gemm_mma_tf32" || name == "gemm_mma_fp8")
-    return make_gemm_mma_runner(candidate, image);
-  if (name == "gemm_simt") return make_gemm_simt_runner(candidate, image);
-  if (name == "gemm_skinny") return make_gemm_skinny_runner(candidate, image);
-  if (name == "gemm_wgmma" || name == "gemm_wgmma_fp8") return make_gemm_wgmma_runner(candidate, image);
-  throw Error(ErrorKind::unsupported, "no device launcher for template " + name);
+  const std::optional<LauncherKind> kind = launcher_kind(*candidate.kernel_template);
+  if (!kind)
+    throw Error(ErrorKind::unsupported, "no device launcher for template " + candidate.kernel_template->name +
+                                            " (source " + candidate.kernel_template->source_file + ")");
+  switch (*kind) {  // no default: a new kind without a launcher is a compile warning here
+    case LauncherKind::gemm_mma:
+      return make_gemm_mma_runner(candidate, image);
+    case LauncherKind::gemm_simt:
+      return make_gemm_simt_runner(candidate, image);
+    case LauncherKind::gemm_skinny:
+      return make_gemm_skinny_runner(candidate, image);
+    case LauncherKind::gemm_wgmma:
+      return make_gemm_wgmma_runner(candidate, image);
+  }
+  throw Error(ErrorKind::unsupported, "no device launcher for template " + candidate.kernel_template->name);
 }
 
 }  // namespace tunefuzz::device

@@ -37,11 +37,12 @@ class GemmRunner {
 /// matches the template's host-side formulas. Throws Error{unsupported} for templates without a runner.
 std::unique_ptr<GemmRunner> load_candidate(const Candidate& candidate, const std::string& image);
 
-/// The launchers load_candidate chooses from, one per template.
+/// The launchers load_candidate chooses from, one per LauncherKind.
 std::unique_ptr<GemmRunner> make_gemm_mma_runner(const Candidate& candidate, const std::string& image);
 std::unique_ptr<GemmRunner> make_gemm_simt_runner(const Candidate& candidate, const std::string& image);
 std::unique_ptr<GemmRunner> make_gemm_wgmma_runner(const Candidate& candidate, const std::string& image);
 std::unique_ptr<GemmRunner> make_gemm_skinny_runner(const Candidate& candidate, const std::string& image);
+
 
 /// cuBLAS on the same operands, row-major by computing Cᵀ = Bᵀ·Aᵀ: cublasGemmEx with fp32 compute (TF32
 /// tensor cores for tf32 inputs, pedantic fp32 for fp32 inputs), or cuBLASLt (cublasLtMatmul) for fp8 inputs.

@@ -85,6 +85,18 @@ std::string KernelTemplate::compile_arch(const std::string& gpu_arch, const Sour
               "template " + name + " runs on " + list + " only, and this config targets " + gpu_arch, where);
 }
 
+std::optional<LauncherKind> launcher_kind(const KernelTemplate& kernel_template) {
+  static const std::vector<std::pair<std::string, LauncherKind>> by_source = {
+      {"gemm_mma.cu", LauncherKind::gemm_mma},
+      {"gemm_simt.cu", LauncherKind::gemm_simt},
+      {"gemm_skinny.cu", LauncherKind::gemm_skinny},
+      {"gemm_wgmma.cu", LauncherKind::gemm_wgmma},
+  };
+  for (const auto& [source, kind] : by_source)
+    if (source == kernel_template.source_file) return kind;
+  return std::nullopt;
+}
+
 const std::vector<const KernelTemplate*>& all_templates() {
   static const std::vector<const KernelTemplate*> templates = {
       &gemm_mma_template(),  &gemm_mma_tf32_template(), &gemm_mma_fp8_template(),

@@ -165,6 +165,12 @@ struct Candidate {
   Candidate unperturbed() const;
 };
 
+/// The host launcher a kernel source needs (its entry points, parameter block, extra passes such as split-K's
+/// reduce and packing); templates built from one source (gemm_wgmma and its fp8 and tf32 siblings) share it.
+enum class LauncherKind { gemm_mma, gemm_simt, gemm_skinny, gemm_wgmma };
+/// The launcher of the template's source, or nullopt for a source no launcher serves.
+std::optional<LauncherKind> launcher_kind(const KernelTemplate& kernel_template);
+
 /// Every template tunefuzz knows, by name.
 const std::vector<const KernelTemplate*>& all_templates();
 /// Throws Error{bad_input} naming the known templates when `name` is not one of them.

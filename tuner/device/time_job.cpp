@@ -114,9 +114,12 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
       return false;
     }
   };
-  // Run once on fresh C, check the output against the inputs, then time with the full repeats.
+  // Run once on fresh C, check the output against the inputs, then time with the full repeats. A candidate
+  // outside the bound is not timed; the baseline is timed anyway (it sets the pace, it does not compete: cuBLAS
+  // rounding alpha·AB before adding beta·C can land a few ulps outside an fp32-accumulation bound), and its
+  // entry keeps what the check said.
   const auto verify_and_time = [&](const GemmRunner& runner, const fuzz::ArithmeticModel& model,
-                                   TimedEntry& entry, int64_t tile_m, int64_t tile_n) {
+                                   TimedEntry& entry, int64_t tile_m, int64_t tile_n, bool is_baseline) {
     progress.write("verify " + entry.id);
     reset_c();
     if (!guarded(entry, [&] { run_once(runner); })) return;
@@ -125,9 +128,12 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     const fuzz::Verdict verdict = projection.check(out, model, 512, tile_m, tile_n, job.seed + 17);
     entry.worst_error_ratio = verdict.worst_ratio;
     if (!verdict.pass) {
-      entry.status = "incorrect";
       entry.message = verdict.summary();
-      return;
+      if (!is_baseline) {
+        entry.status = "incorrect";
+        return;
+      }
+      entry.message = "outside the bound, timed anyway: " + entry.message;
     }
     progress.write("time " + entry.id);
     if (guarded(entry, [&] { time_it(runner, job.warmup, job.repeats, entry); })) entry.status = "timed";
@@ -141,7 +147,7 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     result.baseline.status = "refused";
     result.baseline.message = *why;
   } else {
-    verify_and_time(cublas, {Precision::fp32, types.output, shape.k}, result.baseline, 0, 0);
+    verify_and_time(cublas, {Precision::fp32, types.output, shape.k}, result.baseline, 0, 0, true);
   }
   // The bandwidth floor: a copy moving the problem's least traffic (half read, half written), L2 flushed.
   result.traffic.bytes =
@@ -194,7 +200,7 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   for (size_t i = 0; i < finalists; ++i) {
     const Loaded& f = screened[i];
     verify_and_time(*f.runner, arithmetic_model(f.candidate, types.output, shape.k), result.entries[f.entry],
-                    f.candidate.point["BM"], f.candidate.point["BN"]);
+                    f.candidate.point["BM"], f.candidate.point["BN"], false);
     write_partial(result);
   }
 
