@@ -202,12 +202,17 @@ TEST(RuntimeDispatch, ARowMarkedUnusableIsPassedOverWithItsReason) {
 
 TEST(RuntimeDispatch, WhenNoCandidateAcceptsTheFallbackServesOrTheErrorSaysWhy) {
   Request r = bf16(64, 64, 64);
-  r.a_type = r.b_type = Precision::fp8e5m2;  // no H100 row, and gemm_mma's default computes no fp8
+  r.a_type = r.b_type = Precision::fp8e5m2;  // no H100 row: only the untuned defaults could serve it
   r.c_type = Precision::fp8e5m2;
+  EXPECT_EQ(decide(h100_rows(), {h100(), {}}, r).step, Step::safe_default);
+  // On a card with 8 KiB of shared memory per block no template's default point fits.
+  DeviceInfo small = h100();
+  small.limits.shared_memory_per_block_optin = 8192;
+  small.limits.shared_memory_per_sm = 8192;
   const auto takes_it = [](const GemmShape&, TypePair, float) { return std::optional<std::string>(); };
-  EXPECT_EQ(decide(h100_rows(), {h100(), takes_it}, r).step, Step::fallback);
+  EXPECT_EQ(decide(h100_rows(), {small, takes_it}, r).step, Step::fallback);
   try {
-    decide(h100_rows(), {h100(), {}, "cuBLAS", "the handle was made with cublas_fallback off"}, r);
+    decide(h100_rows(), {small, {}, "cuBLAS", "the handle was made with cublas_fallback off"}, r);
     FAIL() << "decide() found a kernel";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::unsupported);
@@ -215,11 +220,23 @@ TEST(RuntimeDispatch, WhenNoCandidateAcceptsTheFallbackServesOrTheErrorSaysWhy) 
   }
   const auto refuses = [](const GemmShape&, TypePair, float) { return std::optional<std::string>("no E5M2 x E5M2"); };
   try {
-    decide(h100_rows(), {h100(), refuses}, r);
+    decide(h100_rows(), {small, refuses}, r);
     FAIL() << "decide() found a kernel";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cuBLAS: no E5M2 x E5M2"), std::string::npos) << e.what();
   }
+}
+
+// A type pair the table never saw, on a shape the templates' default points refuse (K off the 16-byte
+// unit): the untuned defaults that pack their operands serve it rather than an error.
+TEST(RuntimeDispatch, AnUntunedTypePairOnAnOddShapeGetsAPackingDefault) {
+  Request r = bf16(97, 131, 1031);
+  r.a_type = r.b_type = Precision::fp8e4m3;
+  const Decision d = decide({}, {h100(), {}}, r);
+  ASSERT_TRUE(d.candidate);
+  EXPECT_EQ(d.step, Step::safe_default);
+  EXPECT_EQ(d.candidate->point["PACK"], 1) << d.candidate->id();
+  EXPECT_FALSE(d.passed_over.empty());  // the unpacked defaults refused it first, saying why
 }
 
 TEST(RuntimeTables, RowsWithInjectedBugsOrWrongTypesAreRefused) {

@@ -75,7 +75,12 @@ class GemmWgmmaRunner final : public GemmRunner {
       if (f)
         check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
               "cuFuncSetAttribute(max dynamic shared memory)");
-    const CUfunction first = gemm_[layout_index(t.layouts.front())];
+    // Occupancy from any kernel the module has: they share one geometry. (The template's first layout may
+    // have no kernel: fp8 and tf32 compile RC only, and serve the other layouts through PACK=1.)
+    const CUfunction* any = std::find_if(std::begin(gemm_), std::end(gemm_), [](CUfunction f) { return f; });
+    if (any == std::end(gemm_))
+      throw Error(ErrorKind::internal, candidate.id() + ": the module exports no GEMM kernel this point computes");
+    const CUfunction first = *any;
     const int64_t cluster = candidate.point["CLUSTER_M"] * candidate.point["CLUSTER_N"];
     resident_ctas_ =
         cluster == 1

@@ -149,10 +149,26 @@ std::vector<Ranked> ranked_candidates(const std::vector<Row>& rows, const std::s
     add(Step::nearest_shape, row->candidate, row);
   for (const Row* row : nearest(rows, shape, [&](const Row& r) { return r.arch == arch && same(r); }))
     add(Step::same_arch, row->candidate, row);
-  const KernelTemplate& fallback = gemm_mma_template();
-  const auto& supported = fallback.supported_types;
-  if (std::find(supported.begin(), supported.end(), types) != supported.end())
-    add(Step::safe_default, Candidate{&fallback, fallback.default_point(), types}, nullptr);
+  // Untuned: each template that computes the type pair at its default point, gemm_mma first, then the same
+  // point packing its operands (PACK=1 serves any K, leading dimension and base address), so that a type
+  // pair the table never saw still gets a kernel whenever one of the templates can compute it at all.
+  std::vector<const KernelTemplate*> templates = {&gemm_mma_template()};
+  for (const KernelTemplate* t : all_templates())
+    if (t != templates.front()) templates.push_back(t);
+  for (const bool packed : {false, true})
+    for (const KernelTemplate* t : templates) {
+      const auto& supported = t->supported_types;
+      if (std::find(supported.begin(), supported.end(), types) == supported.end()) continue;
+      Point point = t->default_point();
+      if (packed) {
+        if (!t->parameter("PACK") || point["PACK"] == 1) continue;
+        std::vector<std::pair<std::string, int64_t>> values = point.values();
+        for (auto& [name, value] : values)
+          if (name == "PACK") value = 1;
+        point = Point(std::move(values));
+      }
+      add(Step::safe_default, Candidate{t, point, types}, nullptr);
+    }
   return out;
 }
 
