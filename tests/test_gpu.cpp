@@ -607,7 +607,10 @@ TEST_F(GpuTest, ZeroSizesAreQuickReturnsOnEveryTemplate) {
         for (CaseRecord c : cases) {
           c.layout = layout;
           if (t->parameter("SPLIT_K")) c = with(c, c.k == 0 ? 3 : 0, c.m == 0 ? 1 : 0);
-          const device::CaseOutcome outcome = run_on(*t, c, {}, types, 0);
+          device::CaseOutcome outcome = run_on(*t, c, {}, types, 0);
+          // fp8 and tf32 wgmma compute layout RC in place and the others through their PACK=1 twin, which
+          // must then serve the zero-size problem (exactly one of the twins accepts any problem).
+          if (outcome.refused && t->parameter("PACK")) outcome = run_on(*t, c, {{"PACK", 1}}, types, 0);
           EXPECT_TRUE(outcome.passed)
               << t->name << " " << to_string(types.input) << "->" << to_string(types.output) << " "
               << fuzz::to_string(c) << ": " << outcome.message;

@@ -1,9 +1,10 @@
 // The CUDA platform of the runtime's handle: the device's primary context, made current around each call on
 // whichever thread makes it (and the caller's own context put back after), candidates loaded through the same
-// launchers the worker times (load_candidate), scratch memory taken from the device's stream-ordered pool
-// on the caller's stream for the launches that need it, and cuBLAS as the fallback: one CublasRunner per
+// launchers the worker times (load_candidate), scratch memory (packing copies, split-K partials) taken from
+// the handle's own stream-ordered pool on the caller's stream, and cuBLAS as the fallback: one CublasRunner per
 // element types, beta's class and stream, so no cuBLAS workspace is shared by two streams.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <tuple>
 
@@ -49,10 +50,36 @@ device::DeviceGemm device_gemm(const Request& r, const GemmShape& shape) {
   return g;
 }
 
+/// The handle's scratch pool. It keeps what it has mapped (release threshold: never), so a call's scratch is
+/// taken from memory the last call freed instead of being mapped again: with the device's default pool, which
+/// hands memory back at every synchronisation, a 268 MB packing copy cost 13 ms per call on an H200 against
+/// 0.16 ms for the GEMM. It holds the most scratch one call needed until the handle goes.
+class ScratchPool {
+ public:
+  explicit ScratchPool(CUdevice device) {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = static_cast<int>(device);
+    check(cuMemPoolCreate(&pool_, &props), "cuMemPoolCreate(scratch)");
+    cuuint64_t keep_all = ~cuuint64_t{0};
+    check(cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all),
+          "cuMemPoolSetAttribute(release threshold)");
+  }
+  ~ScratchPool() { cuMemPoolDestroy(pool_); }  // the driver releases it once outstanding frees complete
+  ScratchPool(const ScratchPool&) = delete;
+  ScratchPool& operator=(const ScratchPool&) = delete;
+
+  CUmemoryPool get() const { return pool_; }
+
+ private:
+  CUmemoryPool pool_ = nullptr;
+};
+
 class CudaKernel final : public Kernel {
  public:
-  CudaKernel(std::unique_ptr<device::GemmRunner> runner, CUcontext context)
-      : runner_(std::move(runner)), context_(context) {}
+  CudaKernel(std::unique_ptr<device::GemmRunner> runner, CUcontext context, CUmemoryPool scratch)
+      : runner_(std::move(runner)), context_(context), scratch_(scratch) {}
 
   void run(const Request& request, const GemmShape& shape, void* stream) const override {
     const ContextScope scope(context_);
@@ -61,7 +88,8 @@ class CudaKernel final : public Kernel {
     const int64_t bytes = runner_->workspace_bytes(shape);
     if (bytes == 0) return runner_->run(g, 0, s);
     CUdeviceptr workspace = 0;
-    check(cuMemAllocAsync(&workspace, static_cast<size_t>(bytes), s), "cuMemAllocAsync(workspace)");
+    check(cuMemAllocFromPoolAsync(&workspace, static_cast<size_t>(bytes), scratch_, s),
+          "cuMemAllocFromPoolAsync(workspace)");
     try {
       runner_->run(g, workspace, s);
     } catch (...) {
@@ -74,6 +102,7 @@ class CudaKernel final : public Kernel {
  private:
   std::unique_ptr<device::GemmRunner> runner_;
   CUcontext context_;
+  CUmemoryPool scratch_;
 };
 
 class CudaPlatform final : public Platform {
@@ -81,11 +110,14 @@ class CudaPlatform final : public Platform {
   explicit CudaPlatform(int ordinal) : device_(device::query_device(ordinal)) {
     check(cuDeviceGet(&handle_, ordinal), "cuDeviceGet");
     check(cuDevicePrimaryCtxRetain(&context_, handle_), "cuDevicePrimaryCtxRetain");
+    const ContextScope scope(context_);
+    scratch_ = std::make_unique<ScratchPool>(handle_);
   }
   ~CudaPlatform() override {
     {
       const ContextScope scope(context_);
       cublas_.clear();  // handles before the context they live in
+      scratch_.reset();
     }
     cuDevicePrimaryCtxRelease(handle_);
   }
@@ -94,7 +126,7 @@ class CudaPlatform final : public Platform {
 
   std::unique_ptr<Kernel> load(const Candidate& candidate, const std::string& image) const override {
     const ContextScope scope(context_);
-    return std::make_unique<CudaKernel>(device::load_candidate(candidate, image), context_);
+    return std::make_unique<CudaKernel>(device::load_candidate(candidate, image), context_, scratch_->get());
   }
 
   bool has_fallback() const override { return true; }
@@ -132,6 +164,7 @@ class CudaPlatform final : public Platform {
   DeviceInfo device_;
   CUdevice handle_ = 0;
   CUcontext context_ = nullptr;
+  std::unique_ptr<ScratchPool> scratch_;  ///< made in the context, reset before the context is released
   mutable std::mutex cublas_mutex_;
   mutable std::map<std::tuple<int, int, bool, unsigned long long>, std::unique_ptr<device::CublasRunner>> cublas_;
 };
