@@ -13,6 +13,7 @@
 
 #include "tuner/common/error.hpp"
 #include "tuner/common/precision.hpp"
+#include "tuner/config/strategy_kind.hpp"
 
 namespace tunefuzz {
 
