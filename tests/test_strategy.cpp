@@ -13,6 +13,7 @@
 //  - on a space of eight candidates a problem, halving and the model-guided search ask the worker for fewer
 //    measurements and fewer full timings, and halving still picks the exhaustive winner;
 //  - without --strategy the config's budgets.strategy is used, and without that the exhaustive search;
+//  - resumed, a campaign takes a problem's timing from its journal only when the same strategy made it;
 //  - an unknown --strategy is refused, naming the flag, before anything runs.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -218,20 +219,20 @@ budgets:
     std::map<std::string, int64_t> measured;  ///< by kind: screen, time, interleave
   };
 
-  /// Runs `config` into `name`/out.yaml with `extra` arguments, once per name. The verdict store is left
-  /// out: each campaign measures for itself.
+  /// Runs `config` into `folder`/out.yaml (default: `name`) with `extra` arguments, once per name. The
+  /// verdict store is left out: each campaign measures for itself (or takes from its journal with --resume).
   static const Campaign& campaign(const std::string& name, const std::string& config,
-                                  std::vector<std::string> extra = {}) {
+                                  std::vector<std::string> extra = {}, const std::string& folder_name = "") {
     auto& done = campaigns()[name];
     if (done.exit_code >= 0) return done;
-    const fs::path folder = root_ / name;
+    const fs::path folder = root_ / (folder_name.empty() ? name : folder_name);
     fs::create_directories(folder);
-    ::setenv("FAKE_MEASURE_LOG", (folder / "measured.log").c_str(), 1);
+    ::setenv("FAKE_MEASURE_LOG", (folder / (name + ".measured.log")).c_str(), 1);
     std::vector<std::string> args = {"run", config, "-o", (folder / "out.yaml").string(), "--no-store"};
     args.insert(args.end(), extra.begin(), extra.end());
     done.exit_code = tune(args);
     if (fs::exists(folder / "out.yaml")) done.table = YAML::LoadFile((folder / "out.yaml").string());
-    std::ifstream in(folder / "measured.log");
+    std::ifstream in(folder / (name + ".measured.log"));
     std::string kind, id;
     while (in >> kind >> id) ++done.measured[kind];
     return done;
@@ -318,8 +319,9 @@ TEST_F(StrategyCampaigns, HalvingAndModelGuidedAskForFewerMeasurementsOnALargerS
       // gives a candidate's true figure, it keeps the exhaustive winner. The model-guided search screens only
       // what its cost model ranks first, and the fake card's figures owe nothing to any cost model: here its
       // winner is only one of the candidates.
-      if (kind == StrategyKind::halving)
+      if (kind == StrategyKind::halving) {
         EXPECT_EQ(row["winner"]["id"].as<std::string>(), expected.at(problem)["winner"]["id"].as<std::string>());
+      }
     }
   }
   EXPECT_LT(measured(with(StrategyKind::model, eight_), "screen"), measured(exhaustive, "screen"));
@@ -335,6 +337,21 @@ TEST_F(StrategyCampaigns, TheConfigNamesTheStrategyTheFlagOverridesAndExhaustive
   const Campaign& overridden = campaign("overridden", halving_four_, {"--strategy", "model"});
   ASSERT_EQ(overridden.exit_code, 0);
   EXPECT_EQ(problems(overridden), problems(with(StrategyKind::model, four_)));
+}
+
+TEST_F(StrategyCampaigns, AJournalledTimingIsTakenOnlyByTheStrategyThatMadeIt) {
+  const Campaign& first = campaign("journal-exhaustive", four_, {"--strategy", "exhaustive"}, "journal");
+  ASSERT_EQ(first.exit_code, 0);
+  // Resumed with the same strategy, every problem's timing comes from the journal: nothing is measured.
+  const Campaign& same = campaign("journal-again", four_, {"--strategy", "exhaustive", "--resume"}, "journal");
+  ASSERT_EQ(same.exit_code, 0);
+  EXPECT_EQ(measured(same), 0);
+  EXPECT_EQ(problems(same), problems(first));
+  // With another strategy, each problem is searched again, and its rows say so.
+  const Campaign& other = campaign("journal-halving", four_, {"--strategy", "halving", "--resume"}, "journal");
+  ASSERT_EQ(other.exit_code, 0);
+  EXPECT_EQ(measured(other), measured(with(StrategyKind::halving, four_)));
+  EXPECT_EQ(problems(other), problems(with(StrategyKind::halving, four_)));
 }
 
 TEST_F(StrategyCampaigns, AnUnknownStrategyIsRefusedNamingTheFlag) {
