@@ -212,6 +212,7 @@ output: out.yaml
   EXPECT_EQ(config.budgets.timing_finalists, 8);
   EXPECT_EQ(config.budgets.candidate_timeout_s, 120.0);
   EXPECT_EQ(config.budgets.fuzz_workers, 4);
+  EXPECT_EQ(config.budgets.strategy, StrategyKind::exhaustive);
   EXPECT_EQ(config.seed, 0u);
 }
 
@@ -408,6 +409,18 @@ TEST(ConfigErrors, SizesAndCountsMustBePositive) {
   EXPECT_TRUE(fails_with(valid_problems + "budgets:\n  candidate_timeout_s: 0\n" + tail, 4,
                          "budgets.candidate_timeout_s", "must be > 0, got 0"));
   EXPECT_TRUE(fails_with(valid_problems + "seed: -1\n" + tail, 3, "seed", "must be >= 0, got -1"));
+}
+
+TEST(ConfigErrors, AnUnknownStrategyIsNamedWithTheOnesThereAre) {
+  const std::string valid_problems = gpu_line + "problems: [{name: a, m: 1, n: 1, k: 1, precision: bf16}]\n";
+  EXPECT_TRUE(fails_with(valid_problems + "budgets:\n  fuzz_cases: 5\n  strategy: greedy\n" + tail, 5,
+                         "budgets.strategy", "unknown strategy 'greedy' (expected exhaustive, halving or model)"));
+  EXPECT_TRUE(fails_with(valid_problems + "budgets:\n  strategy: [halving]\n" + tail, 4, "budgets.strategy", ""));
+  for (StrategyKind kind : all_strategies()) {
+    const Config config = parse_config(
+        valid_problems + "budgets:\n  strategy: " + to_string(kind) + "\n" + tail, "strategy.yaml");
+    EXPECT_EQ(config.budgets.strategy, kind);
+  }
 }
 
 TEST(ConfigErrors, EmptyListsAreRejected) {

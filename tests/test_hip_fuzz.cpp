@@ -495,6 +495,7 @@ YAML::Node time_job(const fs::path& image) {
   job.problem.m = job.problem.n = job.problem.k = 256;
   job.problem.input = job.problem.output = Precision::fp32;
   job.candidates.push_back({simt().id(), image});
+  job.screen = job.time = {simt().id()};
   return to_yaml(job);
 }
 

@@ -6,11 +6,27 @@
 //  - successive halving picks a winner within 2% too, with fewer timed launches than the exhaustive search;
 //  - every strategy's rounds ask only for what may be asked (known candidates; nothing timed in full before
 //    it was screened; only timed candidates take turns), and every search ends.
+// And of `tune run` with each strategy, whole campaigns against the fake GPU worker
+// (tests/fixtures/fake_gpu_worker.sh: a candidate's screen, full timing and turns give one figure):
+//  - on four candidates a problem, every strategy picks the exhaustive search's winner, and the table says
+//    which strategy searched each row and how many measurements it made, as many as the worker was asked for;
+//  - on a space of eight candidates a problem, halving and the model-guided search ask the worker for fewer
+//    measurements and fewer full timings, and halving still picks the exhaustive winner;
+//  - without --strategy the config's budgets.strategy is used, and without that the exhaustive search;
+//  - resumed, a campaign takes a problem's timing from its journal only when the same strategy made it;
+//  - an unknown --strategy is refused, naming the flag, before anything runs.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
+#include "tests/support/fake_gpu.hpp"
+#include "tests/support/spawn.hpp"
 #include "tuner/campaign/strategy_replay.hpp"
 
 namespace {
@@ -148,5 +164,209 @@ TEST_P(Lawful, RoundsAskOnlyForWhatMayBeAskedAndEnd) {
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, Lawful, ::testing::ValuesIn(all_strategies()),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+namespace fs = std::filesystem;
+
+const std::string kTune = TUNEFUZZ_BINARY_DIR "/bin/tune";
+
+// Campaigns on the fake card, each in its own folder, with the measurements the worker was asked for
+// ("screen ID", "time ID" or "interleave ID" lines) counted. Their configs give gemm_mma points that differ
+// only in launch parameters (SPLIT_K, PERSISTENT), so they share one image and compile once.
+class StrategyCampaigns : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = tunefuzz::test::install_fake_gpu("strategy", "0.05");
+    // Four candidates a problem, each its own tile group (SPLIT_K differs), so the model-guided search's
+    // first round screens them all; eight (PERSISTENT too), where every strategy but exhaustive leaves some
+    // out. A problem's candidates outnumber halving's last rung (three) only here.
+    four_ = config("four", "SPLIT_K: [1, 2, 3, 4]", "");
+    eight_ = config("eight", "SPLIT_K: [1, 2, 3, 4], PERSISTENT: [0, 1]", "");
+    halving_four_ = config("halving-four", "SPLIT_K: [1, 2, 3, 4]", "  strategy: halving\n");
+    ASSERT_EQ(tune({"compile", four_}), 0);  // a warm kernel cache, shared by the campaigns below
+  }
+  static void TearDownTestSuite() {
+    ::unsetenv("FAKE_MEASURE_LOG");
+    tunefuzz::test::remove_fake_gpu(root_);
+  }
+
+  static std::string config(const std::string& name, const std::string& launch_space,
+                            const std::string& more_budgets) {
+    const fs::path path = root_ / (name + ".yaml");
+    std::ofstream(path) << tunefuzz::test::kFakeGpuSection << R"(problems:
+  - {name: square_1024, m: 1024, n: 1024, k: 1024, precision: bf16}
+  - {name: wide_512x2048x256, m: 512, n: 2048, k: 256, precision: bf16}
+templates:
+  - name: gemm_mma
+    space: {BM: [128], BN: [128], BK: [32], WM: [64], WN: [64], STAGES: [3], VEC: [8], PACK: [0], )"
+                        << launch_space << R"(}
+budgets:
+  fuzz_cases: 10
+  timing_warmup: 2
+  timing_repeats: 10
+  candidate_timeout_s: 60
+)" << more_budgets << "seed: 1\noutput: out.yaml\n";
+    return path.string();
+  }
+
+  static int tune(std::vector<std::string> args) {
+    args.insert(args.begin(), kTune);
+    return tunefuzz::test::wait_for(tunefuzz::test::spawn_logged(args, root_ / "tune.log"));
+  }
+
+  struct Campaign {
+    int exit_code = -1;
+    YAML::Node table;
+    std::map<std::string, int64_t> measured;  ///< by kind: screen, time, interleave
+  };
+
+  /// Runs `config` into `folder`/out.yaml (default: `name`) with `extra` arguments, once per name. The
+  /// verdict store is left out: each campaign measures for itself (or takes from its journal with --resume).
+  static const Campaign& campaign(const std::string& name, const std::string& config,
+                                  std::vector<std::string> extra = {}, const std::string& folder_name = "") {
+    auto& done = campaigns()[name];
+    if (done.exit_code >= 0) return done;
+    const fs::path folder = root_ / (folder_name.empty() ? name : folder_name);
+    fs::create_directories(folder);
+    ::setenv("FAKE_MEASURE_LOG", (folder / (name + ".measured.log")).c_str(), 1);
+    std::vector<std::string> args = {"run", config, "-o", (folder / "out.yaml").string(), "--no-store"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    done.exit_code = tune(args);
+    if (fs::exists(folder / "out.yaml")) done.table = YAML::LoadFile((folder / "out.yaml").string());
+    std::ifstream in(folder / (name + ".measured.log"));
+    std::string kind, id;
+    while (in >> kind >> id) ++done.measured[kind];
+    return done;
+  }
+  /// A campaign of `config` with --strategy `kind`.
+  static const Campaign& with(StrategyKind kind, const std::string& config) {
+    const std::string name = fs::path(config).stem().string() + "-" + to_string(kind);
+    return campaign(name, config, {"--strategy", to_string(kind)});
+  }
+
+  static std::map<std::string, Campaign>& campaigns() {
+    static std::map<std::string, Campaign> all;
+    return all;
+  }
+  /// Problem name -> its row.
+  static std::map<std::string, YAML::Node> rows(const Campaign& c) {
+    std::map<std::string, YAML::Node> out;
+    for (const YAML::Node& row : c.table["problems"]) out[row["name"].as<std::string>()] = row;
+    return out;
+  }
+  static std::string problems(const Campaign& c) { return YAML::Dump(c.table["problems"]); }
+  static int64_t evaluations(const Campaign& c) {
+    int64_t total = 0;
+    for (const YAML::Node& row : c.table["problems"]) total += row["evaluations"].as<int64_t>();
+    return total;
+  }
+  static int64_t measured(const Campaign& c) {
+    int64_t total = 0;
+    for (const auto& [kind, count] : c.measured) total += count;
+    return total;
+  }
+  static int64_t measured(const Campaign& c, const std::string& kind) {
+    return c.measured.count(kind) ? c.measured.at(kind) : 0;
+  }
+
+  static inline fs::path root_;
+  static inline std::string four_, eight_, halving_four_;
+};
+
+TEST_F(StrategyCampaigns, EveryStrategyPicksTheExhaustiveWinnerAndTheTableSaysWhichSearched) {
+  const Campaign& exhaustive = with(StrategyKind::exhaustive, four_);
+  ASSERT_EQ(exhaustive.exit_code, 0);
+  const auto expected = rows(exhaustive);
+  ASSERT_EQ(expected.size(), 2u);
+  for (StrategyKind kind : all_strategies()) {
+    SCOPED_TRACE(to_string(kind));
+    const Campaign& c = with(kind, four_);
+    ASSERT_EQ(c.exit_code, 0);
+    for (const auto& [problem, row] : rows(c)) {
+      SCOPED_TRACE(problem);
+      ASSERT_TRUE(row["winner"].IsMap());
+      EXPECT_EQ(row["winner"]["id"].as<std::string>(), expected.at(problem)["winner"]["id"].as<std::string>());
+      EXPECT_EQ(row["strategy"].as<std::string>(), to_string(kind));
+      EXPECT_GT(row["evaluations"].as<int64_t>(), 0);
+    }
+    // The coordinator's count is what the worker was asked for.
+    EXPECT_EQ(evaluations(c), measured(c));
+    const fs::path stages = root_ / ("four-" + std::string(to_string(kind))) / "out.stages.yaml";
+    const YAML::Node time = YAML::LoadFile(stages.string())["time"];
+    EXPECT_EQ(time["strategy"].as<std::string>(), to_string(kind));
+    EXPECT_EQ(time["evaluations"].as<int64_t>(), measured(c));
+  }
+}
+
+TEST_F(StrategyCampaigns, HalvingAndModelGuidedAskForFewerMeasurementsOnALargerSpace) {
+  const Campaign& exhaustive = with(StrategyKind::exhaustive, eight_);
+  ASSERT_EQ(exhaustive.exit_code, 0);
+  const auto expected = rows(exhaustive);
+  ASSERT_EQ(expected.size(), 2u);
+  // Every candidate screened, and the finalists (8) are all of them.
+  EXPECT_EQ(measured(exhaustive, "screen"), 16);
+  EXPECT_EQ(measured(exhaustive, "time"), 16);
+  for (StrategyKind kind : {StrategyKind::halving, StrategyKind::model}) {
+    SCOPED_TRACE(to_string(kind));
+    const Campaign& c = with(kind, eight_);
+    ASSERT_EQ(c.exit_code, 0);
+    EXPECT_EQ(evaluations(c), measured(c));
+    EXPECT_LT(measured(c, "time"), measured(exhaustive, "time"));
+    for (const auto& [problem, row] : rows(c)) {
+      SCOPED_TRACE(problem);
+      EXPECT_LT(row["evaluations"].as<int64_t>(), expected.at(problem)["evaluations"].as<int64_t>());
+      ASSERT_TRUE(row["winner"].IsMap());
+      // Halving screens every candidate and keeps the fastest third, so on the fake card, where a screen
+      // gives a candidate's true figure, it keeps the exhaustive winner. The model-guided search screens only
+      // what its cost model ranks first, and the fake card's figures owe nothing to any cost model: here its
+      // winner is only one of the candidates.
+      if (kind == StrategyKind::halving) {
+        EXPECT_EQ(row["winner"]["id"].as<std::string>(), expected.at(problem)["winner"]["id"].as<std::string>());
+      }
+    }
+  }
+  EXPECT_LT(measured(with(StrategyKind::model, eight_), "screen"), measured(exhaustive, "screen"));
+}
+
+TEST_F(StrategyCampaigns, TheConfigNamesTheStrategyTheFlagOverridesAndExhaustiveIsTheDefault) {
+  const Campaign& unnamed = campaign("default", four_);
+  ASSERT_EQ(unnamed.exit_code, 0);
+  EXPECT_EQ(problems(unnamed), problems(with(StrategyKind::exhaustive, four_)));
+  const Campaign& configured = campaign("configured", halving_four_);
+  ASSERT_EQ(configured.exit_code, 0);
+  EXPECT_EQ(problems(configured), problems(with(StrategyKind::halving, four_)));
+  const Campaign& overridden = campaign("overridden", halving_four_, {"--strategy", "model"});
+  ASSERT_EQ(overridden.exit_code, 0);
+  EXPECT_EQ(problems(overridden), problems(with(StrategyKind::model, four_)));
+}
+
+TEST_F(StrategyCampaigns, AJournalledTimingIsTakenOnlyByTheStrategyThatMadeIt) {
+  const Campaign& first = campaign("journal-exhaustive", four_, {"--strategy", "exhaustive"}, "journal");
+  ASSERT_EQ(first.exit_code, 0);
+  // Resumed with the same strategy, every problem's timing comes from the journal: nothing is measured.
+  const Campaign& same = campaign("journal-again", four_, {"--strategy", "exhaustive", "--resume"}, "journal");
+  ASSERT_EQ(same.exit_code, 0);
+  EXPECT_EQ(measured(same), 0);
+  EXPECT_EQ(problems(same), problems(first));
+  // With another strategy, each problem is searched again, and its rows say so.
+  const Campaign& other = campaign("journal-halving", four_, {"--strategy", "halving", "--resume"}, "journal");
+  ASSERT_EQ(other.exit_code, 0);
+  EXPECT_EQ(measured(other), measured(with(StrategyKind::halving, four_)));
+  EXPECT_EQ(problems(other), problems(with(StrategyKind::halving, four_)));
+}
+
+TEST_F(StrategyCampaigns, AnUnknownStrategyIsRefusedNamingTheFlag) {
+  const fs::path log = root_ / "tune.log";
+  fs::remove(log);
+  const Campaign& bogus = campaign("bogus", four_, {"--strategy", "greedy"});
+  EXPECT_EQ(bogus.exit_code, 2);
+  EXPECT_TRUE(bogus.measured.empty());
+  EXPECT_FALSE(fs::exists(root_ / "bogus" / "out.yaml"));
+  std::ifstream in(log);
+  std::stringstream said;
+  said << in.rdbuf();
+  EXPECT_NE(said.str().find("--strategy"), std::string::npos) << said.str();
+  EXPECT_NE(said.str().find("unknown strategy 'greedy' (expected exhaustive, halving or model)"), std::string::npos)
+      << said.str();
+}
 
 }  // namespace

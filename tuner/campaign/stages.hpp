@@ -155,6 +155,8 @@ struct ProblemTiming {
   /// it was not checked.
   std::vector<std::string> sanitizers;
   bool from_store = false;  ///< taken from the verdict store: an earlier campaign timed the same candidates
+  StrategyKind strategy = StrategyKind::exhaustive;  ///< the search that chose what to measure and the winner
+  int64_t evaluations = 0;  ///< candidate measurements it made (screens, full timings, re-timings in turns)
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
   /// cuBLAS's time over the winner's: on the medians of the round where they took turns when both have one
   /// (the card's drift cancels), else on their own medians; 0 without a winner or a timed baseline.
@@ -169,6 +171,8 @@ struct TimeOptions {
   int64_t finalists = 8;
   uint64_t seed = 0;
   double timeout_s = 600;
+  StrategyKind strategy = StrategyKind::exhaustive;  ///< what to measure next and who wins (tuner/strategy)
+  GpuLimits limits = {};                             ///< the card's, for the model-guided strategy's cost model
   Journal* journal = nullptr;
   bool retry_quarantined = false;
   /// Timings found in the store (same problem, same candidates and images, budgets, card and driver) are

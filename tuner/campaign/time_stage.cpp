@@ -1,7 +1,6 @@
-// Times every fuzz survivor on each problem it supports, against cuBLAS in the same worker process: a short
-// screening round for all, then the fastest few verified against the inputs and timed in full. If the worker
-// dies mid-problem, the candidate it was on is recorded as crashed (or hung) and the rest of the problem is
-// timed in a fresh worker.
+// Times the fuzz survivors on each problem they support, against cuBLAS in the same worker processes, with
+// the campaign's search strategy (tuner/campaign/time_search.hpp runs its rounds); a problem's timing is
+// taken from the journal on resume, or from the verdict store when an earlier campaign made it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/campaign/time_search.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
 #include "tuner/strategy/search.hpp"
 #include "tuner/worker/worker_client.hpp"
@@ -31,70 +31,8 @@ double ProblemTiming::ratio_vs_baseline() const {
 
 namespace {
 
-ProblemTiming time_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
-                           const TimeOptions& options, size_t index) {
-  ProblemTiming timing;
-  timing.problem = problem;
-  std::vector<const FuzzedCandidate*> remaining = candidates;
-  bool baseline_done = false;
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    TimeJob job;
-    job.problem = problem;
-    for (const FuzzedCandidate* c : remaining) job.candidates.push_back({c->candidate.id(), c->image});
-    job.warmup = options.warmup;
-    job.repeats = options.repeats;
-    job.screen_repeats = options.screen_repeats;
-    job.finalists = options.finalists;
-    job.seed = options.seed;
-    const std::string name = "time-" + std::to_string(index) + "-" + std::to_string(attempt);
-    job.progress = options.work_directory / (name + ".progress");
-    std::filesystem::remove(job.progress);
-    const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s);
-    std::set<std::string> reported;
-    if (outcome.result && outcome.result["baseline"]) {
-      const TimeResult partial = time_result_from_yaml(outcome.result);
-      if (!baseline_done) {
-        timing.baseline = partial.baseline;
-        timing.baseline_version = partial.baseline_version;
-        timing.traffic = partial.traffic;
-        baseline_done = true;
-      }
-      for (const TimedEntry& e : partial.entries) {
-        timing.entries.push_back(e);
-        reported.insert(e.id);
-      }
-    }
-    if (outcome.end == WorkerOutcome::End::finished) return timing;
-    // Blame the implementation named in the last progress line ("verify ID" / "time ID").
-    const std::string& last = outcome.last_progress;
-    const std::string blamed = last.substr(std::min(last.size(), last.find(' ') + 1));
-    if (!baseline_done || blamed == "cublas" || blamed.empty()) {
-      timing.baseline.id = "cublas";
-      timing.baseline.status = "failed";
-      timing.baseline.message = "worker " + outcome.describe() +
-                                (outcome.result && outcome.result["error"]
-                                     ? ": " + outcome.result["error"]["message"].as<std::string>()
-                                     : std::string());
-      return timing;
-    }
-    TimedEntry crashed;
-    crashed.id = blamed;
-    crashed.status = outcome.end == WorkerOutcome::End::hung ? "hung" : "crashed";
-    crashed.message = "worker " + outcome.describe();
-    timing.entries.push_back(crashed);
-    reported.insert(blamed);
-    std::erase_if(remaining, [&](const FuzzedCandidate* c) { return reported.count(c->candidate.id()) > 0; });
-    if (remaining.empty()) return timing;
-  }
-  return timing;
-}
-
-}  // namespace
-
-namespace {
-
 // The candidate a dead timing worker of problem `index` was on: the last line of its newest progress file
-// ("screen ID", "verify ID" or "time ID"); empty when it was on cuBLAS or nothing is known.
+// ("screen ID" or "verify ID"); empty when it was on cuBLAS, the copy floor, the turns or nothing known.
 std::string interrupted_candidate(const std::filesystem::path& work, size_t index) {
   std::filesystem::path newest;
   int newest_attempt = -1;
@@ -114,8 +52,9 @@ std::string interrupted_candidate(const std::filesystem::path& work, size_t inde
   while (std::getline(in, line))
     if (!line.empty()) last = line;
   const size_t space = last.find(' ');
+  const std::string verb = last.substr(0, space);
   const std::string id = space == std::string::npos ? "" : last.substr(space + 1);
-  return id == "cublas" ? "" : id;
+  return (verb == "screen" || verb == "verify") && id != "cublas" ? id : "";
 }
 
 YAML::Node timed_event(const ProblemTiming& t) {
@@ -123,8 +62,16 @@ YAML::Node timed_event(const ProblemTiming& t) {
   event["event"] = "timed";
   event["problem"] = t.problem.name;
   event["timing"] = to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries, t.traffic});
+  event["strategy"] = to_string(t.strategy);
+  event["evaluations"] = t.evaluations;
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
   return event;
+}
+
+// The strategy a journalled timing was searched with (journals written before strategies: exhaustive).
+StrategyKind strategy_of(const YAML::Node& event) {
+  if (!event["strategy"]) return StrategyKind::exhaustive;
+  return parse_strategy(event["strategy"].Scalar()).value_or(StrategyKind::exhaustive);
 }
 
 ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
@@ -136,6 +83,8 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   t.entries = result.entries;
   t.traffic = result.traffic;
   for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
+  t.strategy = strategy_of(event);
+  t.evaluations = event["evaluations"] ? event["evaluations"].as<int64_t>() : 0;
   return t;
 }
 
@@ -197,10 +146,10 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       eligible.push_back(&f);
       eligible_ids.push_back(c.id());
     }
-    // A timing in the journal is reused only if it covered the same candidates.
+    // A timing in the journal is reused only if it covered the same candidates with the same strategy.
     if (journal) {
       const auto event = journal->timed(problem.name);
-      if (event &&
+      if (event && strategy_of(*event) == options.strategy &&
           (*event)["candidates"].as<std::vector<std::string>>(std::vector<std::string>{}) == eligible_ids) {
         out.push_back(from_journal(problem, *event));
         progress.advance(problem.name + ": from the journal");
@@ -235,7 +184,7 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       started["problem"] = problem.name;
       journal->record(started);
     }
-    out.push_back(time_problem(problem, eligible, options, i));
+    out.push_back(search_problem(problem, eligible, options, i));
     out.back().quarantined = left_out;
     YAML::Node event = timed_event(out.back());
     for (const std::string& id : eligible_ids) event["candidates"].push_back(id);

@@ -76,6 +76,7 @@ VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCand
       {"repeats", std::to_string(options.repeats)},
       {"screen_repeats", std::to_string(options.screen_repeats)},
       {"finalists", std::to_string(options.finalists)},
+      {"strategy", to_string(options.strategy)},
       {"seed", std::to_string(options.seed)},
       {"card", options.store.card},
       {"driver", options.store.driver},

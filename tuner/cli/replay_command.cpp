@@ -15,7 +15,7 @@ std::vector<StrategyKind> parse_strategies(const std::vector<std::string>& names
   std::vector<StrategyKind> out;
   for (const std::string& name : names) {
     const auto kind = parse_strategy(name);
-    if (!kind) throw Error(ErrorKind::bad_input, "--strategy '" + name + "': expected exhaustive, halving or model");
+    if (!kind) throw Error(ErrorKind::bad_input, "--strategy '" + name + "': expected " + strategy_names());
     out.push_back(*kind);
   }
   return out;

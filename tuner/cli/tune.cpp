@@ -2,6 +2,7 @@
 //   tune space CONFIG [--template T] [--explain P]  enumerate and prune the spaces (P: 'BM=128,BN=256')
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate (NVRTC or hiprtc; no GPU)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
+//            [--strategy exhaustive|halving|model]  (how each problem's candidates are searched)
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
 //   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded timings
 //   tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
@@ -58,6 +59,7 @@ struct Options {
   bool embed_kernels = false;  ///< export --format cmake: the winners' images compiled ahead of time
   std::vector<std::string> tables;
   std::vector<std::string> strategies;  ///< replay: the strategies to replay (default: all)
+  std::string strategy;                 ///< run: the search strategy (default: the config's budgets.strategy)
   std::string journal;
   std::string format, prefer, problem, x, y;
   std::string command_line;
@@ -332,6 +334,8 @@ int command_run(Options o) {
                            config.budgets.timing_finalists,
                            config.seed,
                            std::max(600.0, config.budgets.candidate_timeout_s)};
+  time_options.strategy = o.strategy.empty() ? config.budgets.strategy : *parse_strategy(o.strategy);
+  time_options.limits = config.gpu.limits;
   time_options.journal = &journal;
   time_options.retry_quarantined = o.retry_quarantined;
   time_options.store = store_use;
@@ -458,6 +462,12 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   run->add_flag("--no-store", o.no_store,
                 "neither take fuzz verdicts and timings from the verdict store nor file new ones "
                 "(TUNEFUZZ_VERDICT_DIR, default: the kernel cache's folder/verdicts)");
+  run->add_option("--strategy", o.strategy,
+                  "how each problem's candidates are searched: " + strategy_names() +
+                      " (default: the config's budgets.strategy, else exhaustive)")
+      ->check([](const std::string& name) {
+        return parse_strategy(name) ? std::string() : "unknown strategy '" + name + "' (expected " + strategy_names() + ")";
+      });
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: run again the candidates the campaign died on (quarantined by default)");
 

@@ -557,7 +557,7 @@ Budgets read_budgets(const Context& context, const Field& field) {
   const Section section(
       context, field,
       std::vector<std::string_view>{"fuzz_cases", "timing_warmup", "timing_repeats", "timing_screen_repeats",
-                                    "timing_finalists", "candidate_timeout_s", "fuzz_workers"});
+                                    "timing_finalists", "candidate_timeout_s", "fuzz_workers", "strategy"});
   Budgets budgets;
   if (auto value = section.find("fuzz_cases")) budgets.fuzz_cases = read_integer_in(context, *value, 1, 1'000'000'000);
   if (auto value = section.find("timing_warmup")) {
@@ -578,6 +578,11 @@ Budgets read_budgets(const Context& context, const Field& field) {
     budgets.timing_screen_repeats = read_integer_in(context, *value, 1, 1'000'000);
   if (auto value = section.find("timing_finalists"))
     budgets.timing_finalists = read_integer_in(context, *value, 0, 10'000);
+  if (auto value = section.find("strategy")) {
+    const auto kind = parse_strategy(read_string(context, *value));
+    if (!kind) fail(context, *value, "unknown strategy '" + value->node.Scalar() + "' (expected " + strategy_names() + ")");
+    budgets.strategy = *kind;
+  }
   return budgets;
 }
 

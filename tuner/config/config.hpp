@@ -13,6 +13,7 @@
 
 #include "tuner/common/error.hpp"
 #include "tuner/common/precision.hpp"
+#include "tuner/config/strategy_kind.hpp"
 
 namespace tunefuzz {
 
@@ -94,6 +95,7 @@ struct Budgets {
   int64_t timing_finalists = 8;       ///< fastest screened candidates verified and timed in full (0 = all)
   double candidate_timeout_s = 120;   ///< a worker taking longer is killed and its candidate marked `hang`
   int64_t fuzz_workers = 4;           ///< fuzz worker processes sharing the GPU at once
+  StrategyKind strategy = StrategyKind::exhaustive;  ///< how each problem's candidates are searched
 };
 
 struct Config {

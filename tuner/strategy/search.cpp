@@ -5,27 +5,6 @@
 
 namespace tunefuzz {
 
-const char* to_string(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::exhaustive: return "exhaustive";
-    case StrategyKind::halving: return "halving";
-    case StrategyKind::model: return "model";
-  }
-  return "?";
-}
-
-const std::vector<StrategyKind>& all_strategies() {
-  static const std::vector<StrategyKind> kinds = {StrategyKind::exhaustive, StrategyKind::halving,
-                                                  StrategyKind::model};
-  return kinds;
-}
-
-std::optional<StrategyKind> parse_strategy(std::string_view name) {
-  for (StrategyKind kind : all_strategies())
-    if (name == to_string(kind)) return kind;
-  return std::nullopt;
-}
-
 int64_t MeasureRound::evaluations() const {
   return static_cast<int64_t>(screen.size() + time.size() + interleave.size());
 }

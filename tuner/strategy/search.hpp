@@ -15,21 +15,11 @@
 #include <vector>
 
 #include "tuner/config/config.hpp"
+#include "tuner/config/strategy_kind.hpp"
 #include "runtime/templates/kernel_template.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
-
-/// The strategies a campaign can pick (config `budgets.strategy`, `tune run --strategy`).
-enum class StrategyKind {
-  exhaustive,  ///< screen every candidate, time the fastest few in full, re-time the close ones in turns
-  halving,     ///< successive halving: rungs of more launches on fewer survivors, then the last few in full
-  model,       ///< a cost model ranks the candidates, screens refine it, only the promising are measured
-};
-const char* to_string(StrategyKind kind);
-std::optional<StrategyKind> parse_strategy(std::string_view name);
-/// Every strategy, in the order of the enum (for listings and the replay).
-const std::vector<StrategyKind>& all_strategies();
 
 /// A candidate a problem can be timed on, with what the model knows of it before any measurement.
 struct SearchCandidate {

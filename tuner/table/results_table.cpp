@@ -139,6 +139,12 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
         }
       }
     time["problems"] = static_cast<int64_t>(timings->size());
+    // The strategy the problems were searched with (one: a timing searched by another is never reused) and
+    // the candidate measurements it made in all.
+    if (!timings->empty()) time["strategy"] = to_string(timings->front().strategy);
+    int64_t evaluations = 0;
+    for (const ProblemTiming& t : *timings) evaluations += t.evaluations;
+    time["evaluations"] = evaluations;
     for (const ProblemTiming& t : *timings)
       for (const std::string& id : t.quarantined) {
         YAML::Node left_out;
@@ -241,6 +247,9 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
       memory["copy_ms"] = round_to(t.traffic.copy_ms, 5);
       row["memory"] = memory;
     }
+    // The search that chose what to measure and the winner, and the candidate measurements it made.
+    row["strategy"] = to_string(t.strategy);
+    row["evaluations"] = t.evaluations;
     const TimedEntry* w = t.winner();
     if (!w) {
       row["winner"] = YAML::Node(YAML::NodeType::Null);

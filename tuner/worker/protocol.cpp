@@ -268,6 +268,20 @@ FuzzResult fuzz_result_from_yaml(const YAML::Node& n) {
   return r;
 }
 
+namespace {
+
+YAML::Node id_list(const std::vector<std::string>& ids) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  for (const std::string& id : ids) list.push_back(id);
+  return list;
+}
+
+std::vector<std::string> id_list_from_yaml(const YAML::Node& n, const char* key) {
+  return get<std::vector<std::string>>(n, key);
+}
+
+}  // namespace
+
 YAML::Node to_yaml(const TimeJob& j) {
   YAML::Node n;
   n["kind"] = "time";
@@ -278,10 +292,14 @@ YAML::Node to_yaml(const TimeJob& j) {
     entry["image"] = e.image.string();
     n["candidates"].push_back(entry);
   }
+  n["baseline"] = j.baseline;
+  n["screen"] = id_list(j.screen);
+  n["time"] = id_list(j.time);
+  n["interleave"] = id_list(j.interleave);
+  n["interleave_baseline"] = j.interleave_baseline;
   n["warmup"] = j.warmup;
   n["repeats"] = j.repeats;
   n["screen_repeats"] = j.screen_repeats;
-  n["finalists"] = j.finalists;
   n["seed"] = j.seed;
   n["progress"] = j.progress.string();
   return n;
@@ -292,10 +310,14 @@ TimeJob time_job_from_yaml(const YAML::Node& n) {
   j.problem = problem_from_yaml(n["problem"]);
   for (const auto& e : n["candidates"])
     j.candidates.push_back({get<std::string>(e, "candidate"), get<std::string>(e, "image")});
+  j.baseline = get<bool>(n, "baseline");
+  j.screen = id_list_from_yaml(n, "screen");
+  j.time = id_list_from_yaml(n, "time");
+  j.interleave = id_list_from_yaml(n, "interleave");
+  j.interleave_baseline = get<bool>(n, "interleave_baseline");
   j.warmup = get<int64_t>(n, "warmup");
   j.repeats = get<int64_t>(n, "repeats");
   j.screen_repeats = get<int64_t>(n, "screen_repeats");
-  j.finalists = get<int64_t>(n, "finalists");
   j.seed = get<uint64_t>(n, "seed");
   j.progress = get<std::string>(n, "progress");
   return j;

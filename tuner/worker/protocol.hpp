@@ -49,17 +49,24 @@ struct FuzzResult {
   std::optional<FuzzFailure> failure;
 };
 
+/// One round of measurements of one problem (a strategy's MeasureRound, tuner/strategy/search.hpp): the
+/// worker measures what the lists name, in this order (baseline, screens, full timings, turns), and decides
+/// nothing; whoever runs the rounds picks what comes next and who wins.
 struct TimeJob {
   Problem problem;
   struct Entry {
     std::string candidate;
     std::filesystem::path image;
   };
-  std::vector<Entry> candidates;
+  std::vector<Entry> candidates;        ///< the image of every candidate the lists below name
+  bool baseline = true;                 ///< verify and time cuBLAS, and the copy giving the bandwidth floor
+  std::vector<std::string> screen;      ///< a few timed launches each (screen_repeats)
+  std::vector<std::string> time;        ///< verified against the inputs, then timed with `repeats` launches
+  std::vector<std::string> interleave;  ///< re-timed taking turns (A B ... A B ...), `repeats` turns each
+  bool interleave_baseline = false;     ///< cuBLAS takes its turn among them
   int64_t warmup = 5;
-  int64_t repeats = 30;        ///< timed launches per finalist
-  int64_t screen_repeats = 3;  ///< timed launches per candidate in the screening round
-  int64_t finalists = 8;       ///< fastest screened candidates verified and fully timed (0 = all)
+  int64_t repeats = 30;        ///< timed launches per full timing, turns per re-timing
+  int64_t screen_repeats = 3;  ///< timed launches per screen
   uint64_t seed = 0;
   std::filesystem::path progress;
 };

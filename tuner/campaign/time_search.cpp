@@ -1,0 +1,163 @@
+// Runs one problem's search: the strategy's rounds go to worker processes as time jobs, their results back to
+// the strategy, and the winner is chosen from what was measured (see time_search.hpp).
+#include "tuner/campaign/time_search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "tuner/strategy/search.hpp"
+#include "tuner/worker/worker_client.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+bool named_in(const std::vector<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// Whether a round has anything left to measure.
+bool empty(const MeasureRound& round) {
+  return !round.baseline && round.screen.empty() && round.time.empty() &&
+         round.interleave.size() + (round.interleave_baseline ? 1 : 0) < 2;
+}
+
+// What a round's workers measured; `failure` when one died outside any candidate (on cuBLAS, the inputs or
+// the copy floor): the problem cannot be timed.
+struct RoundOutcome {
+  TimeResult result;
+  std::string failure;
+};
+
+// Runs rounds of one problem in worker processes, a fresh worker for what is left after one dies.
+class RoundRunner {
+ public:
+  RoundRunner(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
+              const TimeOptions& options, size_t index)
+      : problem_(problem), options_(options), index_(index) {
+    for (const FuzzedCandidate* c : candidates) images_[c->candidate.id()] = c->image;
+  }
+
+  RoundOutcome run(MeasureRound left) {
+    RoundOutcome out;
+    while (!empty(left)) {
+      const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
+      const WorkerOutcome worker = run_worker(to_yaml(job_for(left, name)), options_.work_directory, name,
+                                              options_.timeout_s);
+      std::set<std::string> reported = take_partial(worker, left, out.result);
+      if (worker.end == WorkerOutcome::End::finished) break;
+      // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").
+      const std::string& last = worker.last_progress;
+      const std::string blamed = last.substr(std::min(last.size(), last.find(' ') + 1));
+      if (last == "interleave") {
+        left.interleave.clear();  // the turns are dropped: the full timings stand
+        left.interleave_baseline = false;
+      } else if (named_in(left.screen, blamed) || named_in(left.time, blamed)) {
+        TimedEntry crashed;
+        crashed.id = blamed;
+        crashed.status = worker.end == WorkerOutcome::End::hung ? "hung" : "crashed";
+        crashed.message = "worker " + worker.describe();
+        out.result.entries.push_back(crashed);
+        reported.insert(blamed);
+      } else {
+        out.failure = "worker " + worker.describe() +
+                      (worker.result && worker.result["error"]
+                           ? ": " + worker.result["error"]["message"].as<std::string>()
+                           : std::string());
+        break;
+      }
+      for (auto* list : {&left.screen, &left.time, &left.interleave})
+        std::erase_if(*list, [&](const std::string& id) { return reported.count(id) > 0; });
+    }
+    return out;
+  }
+
+ private:
+  TimeJob job_for(const MeasureRound& round, const std::string& name) const {
+    TimeJob job;
+    job.problem = problem_;
+    std::set<std::string> named;
+    for (const auto* list : {&round.screen, &round.time, &round.interleave})
+      for (const std::string& id : *list)
+        if (named.insert(id).second) job.candidates.push_back({id, images_.at(id)});
+    job.baseline = round.baseline;
+    job.screen = round.screen;
+    job.time = round.time;
+    job.interleave = round.interleave;
+    job.interleave_baseline = round.interleave_baseline;
+    job.warmup = options_.warmup;
+    job.repeats = options_.repeats;
+    job.screen_repeats = round.screen_repeats > 0 ? round.screen_repeats : options_.screen_repeats;
+    job.seed = options_.seed;
+    job.progress = options_.work_directory / (name + ".progress");
+    std::filesystem::remove(job.progress);
+    return job;
+  }
+
+  // Adds what a worker reported (all of the round, or up to where it died) to `total`; returns the
+  // candidates it reported, and marks the baseline done.
+  static std::set<std::string> take_partial(const WorkerOutcome& worker, MeasureRound& left, TimeResult& total) {
+    std::set<std::string> reported;
+    if (!worker.result || !worker.result["entries"]) return reported;
+    const TimeResult partial = time_result_from_yaml(worker.result);
+    if (left.baseline && !partial.baseline.status.empty()) {
+      total.baseline = partial.baseline;
+      total.baseline_version = partial.baseline_version;
+      total.traffic = partial.traffic;
+      left.baseline = false;
+    }
+    if (partial.baseline.interleaved_median_ms > 0) {
+      total.baseline.interleaved_median_ms = partial.baseline.interleaved_median_ms;
+      total.baseline.interleaved_spread = partial.baseline.interleaved_spread;
+    }
+    for (const TimedEntry& e : partial.entries) {
+      total.entries.push_back(e);
+      reported.insert(e.id);
+    }
+    return reported;
+  }
+
+  const Problem& problem_;
+  const TimeOptions& options_;
+  size_t index_;
+  std::map<std::string, std::filesystem::path> images_;
+  int workers_ = 0;
+};
+
+}  // namespace
+
+ProblemTiming search_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
+                             const TimeOptions& options, size_t index) {
+  const SearchSettings settings{options.finalists, options.screen_repeats, options.repeats};
+  SearchState state;
+  state.problem = problem;
+  state.shape = shape_of(problem);
+  state.limits = options.limits;
+  for (const FuzzedCandidate* c : candidates) state.candidates.push_back({c->candidate, c->candidate.id(), 0});
+  ProblemTiming timing;
+  timing.problem = problem;
+  timing.strategy = options.strategy;
+  RoundRunner runner(problem, candidates, options, index);
+  const std::unique_ptr<SearchStrategy> strategy = make_strategy(options.strategy, settings);
+  while (const std::optional<MeasureRound> round = strategy->next(state)) {
+    const RoundOutcome outcome = runner.run(*round);
+    if (round->baseline) {
+      timing.baseline_version = outcome.result.baseline_version;
+      timing.traffic = outcome.result.traffic;
+    }
+    absorb(state, *round, outcome.result, settings);
+    if (!outcome.failure.empty()) {
+      state.baseline.id = "cublas";
+      state.baseline.status = "failed";
+      state.baseline.message = outcome.failure;
+      break;
+    }
+  }
+  timing.baseline = state.baseline;
+  timing.entries = measured_entries(state);
+  timing.evaluations = state.evaluations;
+  return timing;
+}
+
+}  // namespace tunefuzz

@@ -1,0 +1,150 @@
+// The measurements of a time job on one problem's inputs (see time_bench.hpp): inputs made from the job's
+// seed, screens, verified full timings, re-timings in turns, and the copy floor.
+#include "tuner/device/time_bench.hpp"
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "tuner/device/fuzzing.hpp"
+
+namespace tunefuzz::device {
+
+namespace {
+
+// Uniform values in [-1, 1) rounded to the matrix type, filled by all cores (the big problems hold 10^8+
+// elements). Deterministic for a seed and thread count.
+void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
+  const int64_t rows = matrix.rows();
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(seed * 1000003 + t);
+      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+      for (int64_t i = t; i < rows; i += threads)
+        for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
+    });
+  for (auto& thread : pool) thread.join();
+}
+
+// A logical operand on the device in the problem's storage order.
+DeviceBuffer upload(const fuzz::HostMatrix& logical, Order order, int64_t ld) {
+  const fuzz::HostMatrix image = order == Order::row ? logical : fuzz::transposed(logical, ld);
+  DeviceBuffer buffer(image.size_bytes());
+  buffer.upload(image.bytes(), image.size_bytes());
+  return buffer;
+}
+
+}  // namespace
+
+TimeBench::TimeBench(const TimeJob& job, int64_t l2_bytes, CUstream stream)
+    : job_(job), stream_(stream), timer_(stream, l2_bytes), shape_(shape_of(job.problem)) {
+  const TypePair types{job.problem.input, job.problem.output};
+  // A and B logical (m×k, k×n) for the check; the device holds them in the problem's storage order.
+  a_ = fuzz::HostMatrix(types.input, shape_.m, shape_.k, shape_.k);
+  b_ = fuzz::HostMatrix(types.input, shape_.k, shape_.n, shape_.n);
+  c_ = fuzz::HostMatrix(types.output, shape_.m, shape_.n, shape_.ldc);
+  fill_uniform(a_, job.seed + 1);
+  fill_uniform(b_, job.seed + 2);
+  if (job.problem.beta != 0.0) fill_uniform(c_, job.seed + 3);
+  a_dev_ = upload(a_, shape_.layout.a, shape_.lda);
+  b_dev_ = upload(b_, shape_.layout.b, shape_.ldb);
+  c_dev_ = DeviceBuffer(c_.size_bytes());
+  gemm_ = {a_dev_.get(),
+           b_dev_.get(),
+           c_dev_.get(),
+           shape_,
+           static_cast<float>(job.problem.alpha),
+           static_cast<float>(job.problem.beta),
+           {}};
+  flops_ = 2.0 * static_cast<double>(shape_.m) * static_cast<double>(shape_.n) * static_cast<double>(shape_.k);
+}
+
+void TimeBench::reserve_workspace(const GemmRunner& runner) {
+  const int64_t bytes = runner.workspace_bytes(shape_);
+  if (bytes > 0) workspace_.reserve(static_cast<size_t>(bytes));
+}
+
+void TimeBench::reset_c() {
+  if (job_.problem.beta != 0.0)
+    c_dev_.upload(c_.bytes(), c_.size_bytes());
+  else
+    check(cuMemsetD8(c_dev_.get(), 0xFF, c_.size_bytes()), "poisoning C with NaN");  // all-ones bits: NaN
+}
+
+bool TimeBench::guarded(TimedEntry& entry, const std::function<void()>& step) {
+  try {
+    step();
+    return true;
+  } catch (const CudaError& e) {
+    if (e.poisons_context()) throw;
+    entry.status = "failed";
+    entry.message = e.what();
+    return false;
+  }
+}
+
+void TimeBench::time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry) {
+  reserve_workspace(runner);
+  const TimingStats stats = timer_.time([&](CUstream s) { runner.run(gemm_, workspace_.get(), s); },
+                                        static_cast<int>(warmup), static_cast<int>(repeats));
+  entry.median_ms = stats.median_ms;
+  entry.min_ms = stats.min_ms;
+  entry.max_ms = stats.max_ms;
+  entry.tflops = flops_ / (stats.median_ms * 1e-3) / 1e12;
+}
+
+void TimeBench::screen(const GemmRunner& runner, int64_t repeats, TimedEntry& entry) {
+  if (guarded(entry, [&] { time_into(runner, 1, repeats, entry); })) entry.status = "screened";
+}
+
+void TimeBench::verify_and_time(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
+                                int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
+  reset_c();
+  const bool ran = guarded(entry, [&] {
+    reserve_workspace(runner);
+    runner.run(gemm_, workspace_.get(), stream_);
+    check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  });
+  if (!ran) return;
+  fuzz::HostMatrix out(c_.type(), shape_.m, shape_.n, shape_.ldc);
+  c_dev_.download(out.bytes(), out.size_bytes());
+  if (!projection_) projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
+                                        job_.seed + 17);
+  const fuzz::Verdict verdict = projection_->check(out, model, 512, tile_m, tile_n, job_.seed + 17);
+  entry.worst_error_ratio = verdict.worst_ratio;
+  if (!verdict.pass) {
+    entry.message = verdict.summary();
+    if (on_mismatch == OnMismatch::reject) {
+      entry.status = "incorrect";
+      return;
+    }
+    entry.message = "outside the bound, timed anyway: " + entry.message;
+  }
+  if (guarded(entry, [&] { time_into(runner, job_.warmup, job_.repeats, entry); })) entry.status = "timed";
+}
+
+std::vector<TimingStats> TimeBench::interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats) {
+  std::vector<std::function<void(CUstream)>> launches;
+  for (const GemmRunner* runner : runners) {
+    reserve_workspace(*runner);
+    launches.push_back([this, runner](CUstream s) { runner->run(gemm_, workspace_.get(), s); });
+  }
+  return timer_.interleave(launches, static_cast<int>(repeats));
+}
+
+MemoryTraffic TimeBench::copy_floor(int64_t warmup, int64_t repeats) {
+  MemoryTraffic traffic;
+  traffic.bytes = static_cast<int64_t>(a_.size_bytes() + b_.size_bytes() +
+                                       c_.size_bytes() * (job_.problem.beta != 0.0 ? 2 : 1));
+  const size_t half = static_cast<size_t>(traffic.bytes / 2);
+  DeviceBuffer from(half), to(half);
+  const TimingStats copy = timer_.time(
+      [&](CUstream s) { check(cuMemcpyDtoDAsync(to.get(), from.get(), half, s), "cuMemcpyDtoDAsync"); },
+      static_cast<int>(warmup), static_cast<int>(repeats));
+  traffic.copy_ms = copy.median_ms;
+  return traffic;
+}
+
+}  // namespace tunefuzz::device

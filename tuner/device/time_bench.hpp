@@ -1,0 +1,59 @@
+// One problem's inputs on the device and the measurements a time job makes with them: a screen (a few
+// timed launches), a verified full timing (one run on fresh C checked against the inputs, then warm-up and
+// many timed launches), and a re-timing in turns (A B ... A B ...). The inputs are a function of the job's
+// seed, so every round of a problem, each in its own worker process, measures on the same matrices.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "fuzz/matrix.hpp"
+#include "fuzz/oracle.hpp"
+#include "runtime/cuda/runner.hpp"
+#include "tuner/device/timer.hpp"
+#include "tuner/worker/protocol.hpp"
+
+namespace tunefuzz::device {
+
+class TimeBench {
+ public:
+  /// Makes the job's inputs (A and B uniform in [-1, 1), C too when beta != 0) and uploads them.
+  TimeBench(const TimeJob& job, int64_t l2_bytes, CUstream stream);
+
+  /// A few timed launches (one warm-up): entry status `screened`, or `failed` with the launch error.
+  void screen(const GemmRunner& runner, int64_t repeats, TimedEntry& entry);
+  /// What a run outside the bound means: a candidate is out (`incorrect`, not timed); the baseline sets the
+  /// pace without competing (cuBLAS rounding alpha·AB before adding beta·C can land a few ulps outside an
+  /// fp32-accumulation bound), so it is timed anyway and its entry keeps the check's summary.
+  enum class OnMismatch { reject, time_anyway };
+  /// One run on fresh C checked against the inputs (`incorrect` when it fails, with the oracle's summary),
+  /// then `warmup` and `repeats` timed launches: status `timed`. Tiles name the exact samples' boundaries.
+  void verify_and_time(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
+                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject);
+  /// `repeats` rounds in which every runner launches once in turn; the statistics per runner.
+  std::vector<TimingStats> interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats);
+  /// A device-to-device copy of the problem's least traffic (A and B read, C written and read when beta != 0).
+  MemoryTraffic copy_floor(int64_t warmup, int64_t repeats);
+
+  const GemmShape& shape() const { return shape_; }
+
+ private:
+  void reserve_workspace(const GemmRunner& runner);
+  void reset_c();
+  /// A failure the context survives marks the entry `failed`; a poisoning fault propagates.
+  bool guarded(TimedEntry& entry, const std::function<void()>& step);
+  void time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry);
+
+  const TimeJob& job_;
+  CUstream stream_;
+  Timer timer_;
+  GemmShape shape_;
+  fuzz::HostMatrix a_, b_, c_;
+  DeviceBuffer a_dev_, b_dev_, c_dev_, workspace_;
+  DeviceGemm gemm_;
+  std::optional<fuzz::ProjectedCheck> projection_;  ///< the inputs' projections, made at the first check
+  double flops_ = 0;
+};
+
+}  // namespace tunefuzz::device
