@@ -1,14 +1,17 @@
 // Times every fuzz survivor on each problem it supports, against cuBLAS in the same worker process: a short
-// screening round for all, then the fastest few verified against the inputs and timed in full. If the worker
-// dies mid-problem, the candidate it was on is recorded as crashed (or hung) and the rest of the problem is
-// timed in a fresh worker.
+// screening round for all, then the fastest few verified against the inputs and timed in full. With
+// `--gpus`, one problem per GPU at a time, each wholly on its GPU. If the worker dies mid-problem, the
+// candidate it was on is recorded as crashed (or hung) and the rest of the problem is timed in a fresh worker
+// (on the same GPU).
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
@@ -32,9 +35,10 @@ double ProblemTiming::ratio_vs_baseline() const {
 namespace {
 
 ProblemTiming time_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
-                           const TimeOptions& options, size_t index) {
+                           const TimeOptions& options, size_t index, const Gpu* gpu) {
   ProblemTiming timing;
   timing.problem = problem;
+  if (gpu) timing.gpu = *gpu;
   std::vector<const FuzzedCandidate*> remaining = candidates;
   bool baseline_done = false;
   for (int attempt = 0; attempt < 1000; ++attempt) {
@@ -49,7 +53,8 @@ ProblemTiming time_problem(const Problem& problem, const std::vector<const Fuzze
     const std::string name = "time-" + std::to_string(index) + "-" + std::to_string(attempt);
     job.progress = options.work_directory / (name + ".progress");
     std::filesystem::remove(job.progress);
-    const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, options.timeout_s);
+    const WorkerOutcome outcome =
+        run_worker(to_yaml(job), options.work_directory, name, options.timeout_s, {}, 0, gpu ? gpu->index : -1);
     std::set<std::string> reported;
     if (outcome.result && outcome.result["baseline"]) {
       const TimeResult partial = time_result_from_yaml(outcome.result);
@@ -118,12 +123,21 @@ std::string interrupted_candidate(const std::filesystem::path& work, size_t inde
   return id == "cublas" ? "" : id;
 }
 
+YAML::Node gpu_node(const Gpu& gpu) {
+  YAML::Node node;
+  node["index"] = gpu.index;
+  node["name"] = gpu.name;
+  if (!gpu.uuid.empty()) node["uuid"] = gpu.uuid;
+  return node;
+}
+
 YAML::Node timed_event(const ProblemTiming& t) {
   YAML::Node event;
   event["event"] = "timed";
   event["problem"] = t.problem.name;
   event["timing"] = to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries, t.traffic});
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
+  if (t.gpu) event["gpu"] = gpu_node(*t.gpu);
   return event;
 }
 
@@ -136,6 +150,8 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   t.entries = result.entries;
   t.traffic = result.traffic;
   for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
+  if (const YAML::Node gpu = event["gpu"])
+    t.gpu = Gpu{gpu["index"].as<int>(), gpu["name"].as<std::string>(""), gpu["uuid"].as<std::string>("")};
   return t;
 }
 
@@ -157,8 +173,13 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
   std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
   const std::map<std::string, int> interrupted =
       journal ? journal->interrupted_time() : std::map<std::string, int>{};
-  std::vector<ProblemTiming> out;
-  Progress progress("time", static_cast<int64_t>(problems.size()));
+  // First, in problem order, what each problem may time: a candidate quarantined on resume is left out of
+  // the problems from its own on, as when the problems are timed one after the other.
+  struct Plan {
+    std::vector<const FuzzedCandidate*> eligible;
+    std::vector<std::string> eligible_ids, left_out;
+  };
+  std::vector<Plan> plans(problems.size());
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& problem = problems[i];
     if (journal && interrupted.count(problem.name)) {
@@ -184,33 +205,39 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       }
     }
     const GemmShape shape = shape_of(problem);
-    std::vector<const FuzzedCandidate*> eligible;
-    std::vector<std::string> eligible_ids, left_out;
+    Plan& plan = plans[i];
     for (const FuzzedCandidate& f : fuzzed) {
       const Candidate& c = f.candidate;
       if (!f.passed || c.types != TypePair{problem.input, problem.output}) continue;
       if (c.kernel_template->refusal(c.point, shape)) continue;
       if (!options.retry_quarantined && quarantined.count(c.id())) {
-        left_out.push_back(c.id());
+        plan.left_out.push_back(c.id());
         continue;
       }
-      eligible.push_back(&f);
-      eligible_ids.push_back(c.id());
+      plan.eligible.push_back(&f);
+      plan.eligible_ids.push_back(c.id());
     }
+  }
+
+  std::vector<ProblemTiming> out(problems.size());
+  Progress progress("time", static_cast<int64_t>(problems.size()));
+  const auto time_one = [&](size_t i, const Gpu* gpu) {
+    const Problem& problem = problems[i];
+    const Plan& plan = plans[i];
     // A timing in the journal is reused only if it covered the same candidates.
     if (journal) {
       const auto event = journal->timed(problem.name);
       if (event &&
-          (*event)["candidates"].as<std::vector<std::string>>(std::vector<std::string>{}) == eligible_ids) {
-        out.push_back(from_journal(problem, *event));
+          (*event)["candidates"].as<std::vector<std::string>>(std::vector<std::string>{}) == plan.eligible_ids) {
+        out[i] = from_journal(problem, *event);
         progress.advance(problem.name + ": from the journal");
-        continue;
+        return;
       }
     }
     // The store's timing of the same candidates, if an earlier campaign (or one running beside this one, which
     // holds the key meanwhile) made it.
     const VerdictStore* store = options.store.store;
-    const VerdictKey key = store ? timing_key(problem, eligible, options) : VerdictKey{};
+    const VerdictKey key = store ? timing_key(problem, plan.eligible, options) : VerdictKey{};
     std::optional<VerdictStore::KeyLock> lock;
     if (store) {
       lock.emplace(*store, VerdictKind::timing, key);
@@ -218,12 +245,12 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                                       [](const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); });
       if (stored) {
         (*stored)["problem"] = problem.name;  // the store knows the problem by what it computes
-        out.push_back(from_journal(problem, *stored));
-        out.back().quarantined = left_out;
-        out.back().from_store = true;
+        out[i] = from_journal(problem, *stored);
+        out[i].quarantined = plan.left_out;
+        out[i].from_store = true;
         if (journal) journal->record(*stored);
         progress.advance(problem.name + ": from the verdict store");
-        continue;
+        return;
       }
     }
     for (const auto& entry : std::filesystem::directory_iterator(options.work_directory))
@@ -235,21 +262,36 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       started["problem"] = problem.name;
       journal->record(started);
     }
-    out.push_back(time_problem(problem, eligible, options, i));
-    out.back().quarantined = left_out;
-    YAML::Node event = timed_event(out.back());
-    for (const std::string& id : eligible_ids) event["candidates"].push_back(id);
+    out[i] = time_problem(problem, plan.eligible, options, i, gpu);
+    out[i].quarantined = plan.left_out;
+    YAML::Node event = timed_event(out[i]);
+    for (const std::string& id : plan.eligible_ids) event["candidates"].push_back(id);
     if (journal) journal->record(event);
-    if (store && storable(out.back())) {
+    if (store && storable(out[i])) {
       YAML::Node verdict = YAML::Clone(event);
       verdict.remove("quarantined");  // this campaign's, not the timing's
+      verdict.remove("gpu");          // this host's numbering, not the timing's
       store->store(VerdictKind::timing, key, verdict);
     }
-    const TimedEntry* w = out.back().winner();
-    char note[256];
-    std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f",
-                  problem.name.c_str(), eligible.size(), w ? w->tflops : 0.0, out.back().baseline.tflops);
+    const TimedEntry* w = out[i].winner();
+    char note[320];
+    std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f%s", problem.name.c_str(),
+                  plan.eligible.size(), w ? w->tflops : 0.0, out[i].baseline.tflops,
+                  gpu ? (" on GPU " + std::to_string(gpu->index)).c_str() : "");
     progress.advance(note);
+  };
+  // One thread per GPU, each taking the next problem: a problem's candidates and its cuBLAS baseline are
+  // timed in one worker on one GPU, never split.
+  std::atomic<size_t> next{0};
+  const auto work = [&](const Gpu* gpu) {
+    for (size_t i = next++; i < problems.size(); i = next++) time_one(i, gpu);
+  };
+  if (options.gpus.empty()) {
+    work(nullptr);
+  } else {
+    std::vector<std::thread> pool;
+    for (const Gpu& gpu : options.gpus) pool.emplace_back(work, &gpu);
+    for (auto& thread : pool) thread.join();
   }
   progress.finish("done");
   return out;
