@@ -29,7 +29,8 @@ GpuChoice parse_gpu_choice(const std::string& text) {
   if (text.empty() || text.front() == ',' || text.back() == ',') throw bad_choice(text, expected);
   std::istringstream items(text);
   for (std::string item; std::getline(items, item, ',');) {
-    if (item.empty() || item.size() > 4 || !std::all_of(item.begin(), item.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+    if (item.empty() || item.size() > 4 ||
+        !std::all_of(item.begin(), item.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
       throw bad_choice(text, expected);
     const int index = std::stoi(item);
     if (index >= kMostGpus) throw bad_choice(text, "GPU " + item + " is out of range (0 to 1023)");
@@ -64,9 +65,10 @@ std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path
   }
   for (int index : indices)
     if (index >= count)
-      throw bad_choice(asked, "there is no GPU " + std::to_string(index) + ": this machine shows " +
-                                  std::to_string(count) + (count == 1 ? " GPU (0)" : " GPUs (0 to " +
-                                  std::to_string(count - 1) + ")"));
+      throw bad_choice(asked,
+                       "there is no GPU " + std::to_string(index) + ": this machine shows " +
+                           std::to_string(count) +
+                           (count == 1 ? " GPU (0)" : " GPUs (0 to " + std::to_string(count - 1) + ")"));
   std::vector<Gpu> gpus;
   for (int index : indices) {
     const ProbeOutcome probe = probe_device(work_directory, index);
