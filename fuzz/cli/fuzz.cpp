@@ -61,6 +61,7 @@ struct Options {
   bool json = false;
   bool resume = false;             ///< run: carry on the campaign in the report's journal
   bool retry_quarantined = false;  ///< run: with --resume, fuzz candidates that were running at two kills
+  std::string gpus;                ///< run: `--gpus all|0,2,3` (empty: the GPU this process sees)
   std::string command_line;
 };
 
@@ -167,6 +168,7 @@ void print_report(const FuzzRunReport& r, const std::string& domain, FILE* text)
 int command_run(const Options& o) {
   FuzzRunSettings s;
   s.budget_s = parse_budget(o.budget);
+  const GpuChoice gpu_choice = o.gpus.empty() ? GpuChoice{} : parse_gpu_choice(o.gpus);  // checked up front
   if (!o.sanitize.empty()) s.sanitizer = sanitizer_wrapper(o.sanitize);  // checked up front
   FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
   const auto compile_start = std::chrono::steady_clock::now();
@@ -199,7 +201,7 @@ int command_run(const Options& o) {
   s.workers = static_cast<int>(config.budgets.fuzz_workers);
   s.timeout_s = o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s;
   s.huge_weight = o.huge ? 1 : 0;
-  const DeviceInfo device = require_device(config, s.work_directory);
+  const DeviceInfo device = require_devices(config, s.work_directory, gpu_choice, s.gpus);
   print_header(o, s, text);
 
   const FuzzRunReport r = fuzz_campaign(prepared.compiled, device, s);
@@ -489,6 +491,10 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   run->add_option("--work-dir", o.work_directory, "worker jobs, logs and reproducers (default: fuzz-work)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads")->check(CLI::Range(1, 1024));
+  run->add_option("--gpus", o.gpus,
+                  "all, or GPU indices like 0,2,3: a worker pool per GPU, one model only "
+                  "(default: the GPU the process sees)")
+      ->check(CLI::Validator([](std::string& text) { return gpu_choice_error(text); }, "all|0,2,3"));
   run->add_option("-o,--output", o.output, "report file (default: WORK/fuzz-run.yaml)");
   run->add_flag("--json", o.json, "print the report as one JSON document on standard output");
   run->add_flag("--huge", o.huge,

@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <utility>
@@ -66,6 +67,20 @@ void check(CUresult result, const char* what) {
   if (result != CUDA_SUCCESS) throw CudaError(result, what);
 }
 
+namespace {
+// `GPU-` and the 16 bytes in nvidia-smi's grouping (8-4-4-4-12 hex digits).
+std::string format_uuid(const CUuuid& uuid) {
+  std::string out = "GPU-";
+  char digits[3];
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    std::snprintf(digits, sizeof digits, "%02x", static_cast<unsigned char>(uuid.bytes[i]));
+    out += digits;
+  }
+  return out;
+}
+}  // namespace
+
 DeviceInfo query_device(int ordinal) {
   const CUresult init = cuInit(0);
   if (init != CUDA_SUCCESS)
@@ -102,6 +117,10 @@ DeviceInfo query_device(int ordinal) {
   p.memory_bytes = static_cast<int64_t>(memory);
   check(cuDriverGetVersion(&p.cuda_driver_api), "cuDriverGetVersion");
   p.driver_version = read_driver_version();
+  p.device_count = count;
+  CUuuid uuid;
+  check(cuDeviceGetUuid(&uuid, device), "cuDeviceGetUuid");
+  p.uuid = format_uuid(uuid);
   return p;
 }
 

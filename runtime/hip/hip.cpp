@@ -92,6 +92,7 @@ DeviceInfo query_device(int ordinal) {
   int driver = 0;
   check(hipDriverGetVersion(&driver), "hipDriverGetVersion");
   info.driver_version = "HIP " + std::to_string(driver);
+  info.device_count = count;
   return info;
 }
 

@@ -24,11 +24,12 @@ fs::path shipped_config_directory() {
   return executable_directory().parent_path() / "share" / "tunefuzz" / "configs";
 }
 
-ProbeOutcome probe_device(const fs::path& work_directory) {
+ProbeOutcome probe_device(const fs::path& work_directory, int gpu) {
   fs::create_directories(work_directory);
   YAML::Node job;
   job["kind"] = "probe";
-  const WorkerOutcome outcome = run_worker(job, work_directory, "probe", 120);
+  const std::string name = gpu < 0 ? "probe" : "probe-" + std::to_string(gpu);
+  const WorkerOutcome outcome = run_worker(job, work_directory, name, 120, {}, 0, gpu);
   ProbeOutcome probe;
   if (outcome.end == WorkerOutcome::End::finished) {
     probe.device = device_info_from_yaml(outcome.result);

@@ -23,7 +23,8 @@ struct ProbeOutcome {
   std::optional<DeviceInfo> device;
   std::string reason;
 };
-ProbeOutcome probe_device(const std::filesystem::path& work_directory);
+/// `gpu` >= 0: the worker is shown only that GPU (run_worker), so it reports that card.
+ProbeOutcome probe_device(const std::filesystem::path& work_directory, int gpu = -1);
 
 /// Human-readable differences between the limits a config states and those the driver reports.
 std::vector<std::string> limit_mismatches(const GpuSpec& configured, const DeviceInfo& actual);

@@ -112,6 +112,7 @@ FuzzOptions round_options(const FuzzRunSettings& s, const DeviceInfo& device, in
   FuzzOptions options{s.work_directory, s.cases, s.seed + static_cast<uint64_t>(round), s.workers, s.timeout_s,
                       s.huge_weight};
   options.sanitizer = s.sanitizer;
+  options.gpus = s.gpus;
   options.journal = &journal;
   options.retry_quarantined = s.retry_quarantined;
   options.no_job_after = deadline;

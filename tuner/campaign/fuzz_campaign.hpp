@@ -35,6 +35,7 @@ struct FuzzRunSettings {
   int huge_weight = 0;                   ///< fuzz::CaseSpace::huge_weight
   std::vector<std::string> sanitizer;    ///< `--sanitize`: the compute-sanitizer wrapper, empty for none
   double compile_seconds = 0;            ///< this call's compiling, reported beside the fuzzing
+  std::vector<Gpu> gpus;                 ///< `--gpus`: a pool of `workers` per GPU (empty: the one seen)
 };
 
 /// One call of a campaign (one process).

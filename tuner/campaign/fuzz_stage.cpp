@@ -1,6 +1,6 @@
-// Fuzzes each compiled candidate in its own worker process, several at once on the one GPU. A worker that
-// crashes or hangs fails its candidate (class crash or hang, with the case it was running) and the campaign
-// goes on with the next.
+// Fuzzes each compiled candidate in its own worker process, several at once on each GPU (`--gpus`: a pool
+// per GPU, each worker shown only its own). A worker that crashes or hangs fails its candidate (class crash
+// or hang, with the case it was running) and the campaign goes on with the next.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -30,7 +30,7 @@ namespace {
 
 // One fuzz job in a worker: `cases` cases of `candidate` (its own image, or its perturbed twin's).
 FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path& image, int64_t cases,
-                         uint64_t seed, const FuzzOptions& options, const std::string& name,
+                         uint64_t seed, const FuzzOptions& options, const std::string& name, int gpu,
                          const std::vector<std::string>& wrapper = {}) {
   FuzzedCandidate out;
   out.candidate = candidate;
@@ -47,7 +47,7 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
   // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
   const double slowdown = wrapper.empty() ? 1 : 10;
   const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
-                                           wrapper, slowdown * options.kernel_deadline_s);
+                                           wrapper, slowdown * options.kernel_deadline_s, gpu);
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;
@@ -96,17 +96,17 @@ void fold(FuzzedCandidate& out, const FuzzedCandidate& job, const std::string& t
 // which may lose a race the plain image wins, and with `fuzz run --sanitize` a sample under
 // compute-sanitizer; each job runs only if the ones before passed. A failure on the twin is the candidate's
 // failure, marked with the twin's seed so its reproducer rebuilds the perturbed image.
-FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
+FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index, int gpu) {
   const int64_t perturbed = compiled.perturbed_image.empty() ? 0 : perturbed_cases(options.cases);
   const uint64_t seed = candidate_seed(options.seed, compiled.candidate.id());
   const std::string name = "fuzz-" + std::to_string(index);
   FuzzedCandidate out =
-      fuzz_job(compiled.candidate, compiled.image, options.cases - perturbed, seed, options, name);
+      fuzz_job(compiled.candidate, compiled.image, options.cases - perturbed, seed, options, name, gpu);
   if (out.passed && perturbed > 0) {
     Candidate twin = compiled.candidate;
     twin.perturb = compiled.perturb;
     const FuzzedCandidate shaken =
-        fuzz_job(twin, compiled.perturbed_image, perturbed, seed ^ 0x5bd1e995u, options, name + "-perturbed");
+        fuzz_job(twin, compiled.perturbed_image, perturbed, seed ^ 0x5bd1e995u, options, name + "-perturbed", gpu);
     fold(out, shaken, "perturbed");
     out.perturbed_cases_run = shaken.cases_run;
     if (out.failure) {
@@ -117,7 +117,7 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   if (out.passed && !options.sanitizer.empty())
     fold(out,
          fuzz_job(compiled.candidate, compiled.image, sanitized_cases(options.cases), seed ^ 0x27d4eb2fu, options,
-                  name + "-sanitized", options.sanitizer),
+                  name + "-sanitized", gpu, options.sanitizer),
          "sanitized");
   return out;
 }
@@ -185,13 +185,14 @@ std::optional<FuzzedCandidate> from_store(const CompiledCandidate& compiled, con
 
 // Fuzzes one candidate, unless the store has its verdict (another campaign may have filed it while this one
 // waited for the key); a new verdict is filed.
-FuzzedCandidate fuzz_through_store(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index) {
+FuzzedCandidate fuzz_through_store(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index,
+                                   int gpu) {
   const StoreUse& use = options.store;
-  if (!use.store) return fuzz_one(compiled, options, index);
+  if (!use.store) return fuzz_one(compiled, options, index, gpu);
   const VerdictKey key = fuzz_verdict_key(compiled, options);
   const VerdictStore::KeyLock lock(*use.store, VerdictKind::fuzz, key);
   if (auto stored = from_store(compiled, options)) return *stored;
-  FuzzedCandidate out = fuzz_one(compiled, options, index);
+  FuzzedCandidate out = fuzz_one(compiled, options, index, gpu);
   if (storable(out)) use.store->store(VerdictKind::fuzz, key, fuzzed_event(out, verdict_digest(VerdictKind::fuzz, key)));
   return out;
 }
@@ -258,7 +259,9 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
 
   Progress progress("fuzz", static_cast<int64_t>(run.size()));
   std::atomic<size_t> next{0};
-  const auto work = [&] {
+  // One pool of options.workers threads per GPU (threads take turns over the GPUs, so a short queue is
+  // spread over all of them), every thread taking the next candidate from the one queue.
+  const auto work = [&](int gpu) {
     for (size_t r = next++; r < run.size(); r = next++) {
       const size_t i = run[r];
       if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
@@ -269,7 +272,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
         continue;
       }
       if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
-      out[i] = fuzz_through_store(*todo[i], options, i);
+      out[i] = fuzz_through_store(*todo[i], options, i, gpu);
       if (journal) journal->record(journalled(out[i], keys[i], options));
       progress.advance(
           todo[i]->candidate.id() +
@@ -277,7 +280,9 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
+  const size_t gpus = options.gpus.size();
+  for (size_t t = 0; t < static_cast<size_t>(std::max(1, options.workers)) * std::max<size_t>(1, gpus); ++t)
+    pool.emplace_back(work, gpus ? options.gpus[t % gpus].index : -1);
   for (auto& thread : pool) thread.join();
   int64_t passed = 0, held = 0, not_started = 0, stored = 0;
   for (const auto& f : out) {

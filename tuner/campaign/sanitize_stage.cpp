@@ -21,14 +21,15 @@ const std::vector<std::string>& shipping_sanitizers() {
 std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, const fs::path& image,
                                                   const std::string& tool,
                                                   const std::vector<fuzz::CaseRecord>& cases,
-                                                  const fs::path& work_directory, const std::string& name) {
+                                                  const fs::path& work_directory, const std::string& name,
+                                                  int gpu) {
   const std::vector<std::string> wrapper = sanitizer_wrapper(tool);
   for (size_t index = 0; index < cases.size(); ++index) {
     const std::string job_name = name + "-" + std::to_string(index);
     const CaseJob job{candidate.id(), image, cases[index], 1, work_directory / (job_name + ".progress")};
     fs::remove(job.progress);
     // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
-    const WorkerOutcome outcome = run_worker(to_yaml(job), work_directory, job_name, 600, wrapper, 120);
+    const WorkerOutcome outcome = run_worker(to_yaml(job), work_directory, job_name, 600, wrapper, 120, gpu);
     if (outcome.end == WorkerOutcome::End::failed_to_start)
       throw Error(ErrorKind::unsupported, "cannot run compute-sanitizer: " + outcome.stderr_tail);
     if (outcome.end == WorkerOutcome::End::finished) {
@@ -82,7 +83,7 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
     std::atomic<size_t> next{0};
     std::mutex error_mutex;
     std::optional<Error> error;
-    const auto work = [&] {
+    const auto work = [&](int gpu) {
       for (size_t j = next++; j < jobs.size(); j = next++) {
         const std::string& id = todo[jobs[j].candidate];
         const std::string& tool = options.tools[jobs[j].tool];
@@ -93,7 +94,7 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
           const Candidate& candidate = found->second->candidate;
           findings[j] = sanitizer_finding(candidate, found->second->image, tool, options.cases_for(candidate),
                                           options.work_directory,
-                                          tool + "-" + std::to_string(verdicts.size() + jobs[j].candidate));
+                                          tool + "-" + std::to_string(verdicts.size() + jobs[j].candidate), gpu);
         } catch (const Error& e) {
           std::lock_guard lock(error_mutex);
           if (!error) error = e;
@@ -102,7 +103,9 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
       }
     };
     std::vector<std::thread> pool;
-    for (int t = 0; t < std::max(1, options.workers); ++t) pool.emplace_back(work);
+    const size_t gpus = options.gpus.size();
+    for (size_t t = 0; t < static_cast<size_t>(std::max(1, options.workers)) * std::max<size_t>(1, gpus); ++t)
+      pool.emplace_back(work, gpus ? options.gpus[t % gpus].index : -1);
     for (auto& thread : pool) thread.join();
     if (error) throw *error;
     for (size_t j = 0; j < jobs.size(); ++j) {

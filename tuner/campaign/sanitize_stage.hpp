@@ -26,18 +26,21 @@ struct SanitizerFinding {
 };
 
 /// Replays `candidate` (compiled as `image`) on each of `cases` under compute-sanitizer's `tool`, one worker
-/// per case; the first case that does not end cleanly (a report, a crash, a hang, a wrong output), or
-/// nullopt. Throws Error{unsupported} when compute-sanitizer cannot be started.
+/// per case (shown only GPU `gpu` when it is >= 0: run_worker); the first case that does not end cleanly (a
+/// report, a crash, a hang, a wrong output), or nullopt. Throws Error{unsupported} when compute-sanitizer
+/// cannot be started.
 std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, const std::filesystem::path& image,
                                                   const std::string& tool,
                                                   const std::vector<fuzz::CaseRecord>& cases,
                                                   const std::filesystem::path& work_directory,
-                                                  const std::string& name);
+                                                  const std::string& name, int gpu = -1);
 
 struct SanitizeOptions {
   std::filesystem::path work_directory;
   std::vector<std::string> tools = shipping_sanitizers();
   int workers = 4;
+  /// `--gpus`: `workers` replays at once on each of these GPUs; empty: on what this process sees.
+  std::vector<Gpu> gpus = {};
   /// The small cases a candidate is replayed on.
   std::function<std::vector<fuzz::CaseRecord>(const Candidate&)> cases_for;
 };

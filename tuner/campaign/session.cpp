@@ -34,10 +34,10 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
   return p;
 }
 
-DeviceInfo require_device(const Config& config, const std::filesystem::path& work_directory) {
-  const ProbeOutcome probe = probe_device(work_directory);
-  if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
-  const DeviceInfo& device = *probe.device;
+namespace {
+
+// The card's arch must be the config's; a limit stated differently is a warning.
+DeviceInfo check_card(const Config& config, const DeviceInfo& device) {
   if (device.arch != config.gpu.arch)
     throw Error(ErrorKind::bad_input,
                 "the config targets " + config.gpu.arch + " but the GPU is " + device.name + " (" +
@@ -46,6 +46,23 @@ DeviceInfo require_device(const Config& config, const std::filesystem::path& wor
   for (const std::string& mismatch : limit_mismatches(config.gpu, device))
     std::fprintf(stderr, "warning: %s: %s\n", config.file.c_str(), mismatch.c_str());
   return device;
+}
+
+}  // namespace
+
+DeviceInfo require_device(const Config& config, const std::filesystem::path& work_directory) {
+  const ProbeOutcome probe = probe_device(work_directory);
+  if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
+  return check_card(config, *probe.device);
+}
+
+DeviceInfo require_devices(const Config& config, const std::filesystem::path& work_directory,
+                           const GpuChoice& choice, std::vector<Gpu>& gpus) {
+  if (!choice.given()) return require_device(config, work_directory);
+  DeviceInfo first;
+  gpus = probe_gpus(choice, work_directory, &first);
+  std::fprintf(stderr, "GPUs: %s\n", describe(gpus).c_str());
+  return check_card(config, first);
 }
 
 }  // namespace tunefuzz

@@ -77,6 +77,14 @@ struct StoreUse {
   std::string driver;
 };
 
+/// One of the host's GPUs a campaign runs workers on (`--gpus`): its index among the GPUs this process sees
+/// (run_worker's `gpu`) and the card as a worker shown only it reports it.
+struct Gpu {
+  int index = -1;
+  std::string name;
+  std::string uuid;
+};
+
 // ---- fuzz ----
 struct FuzzedCandidate {
   Candidate candidate;
@@ -123,6 +131,9 @@ struct FuzzOptions {
   /// When this call of the campaign began fuzzing (`fuzz run`): each verdict it journals records the seconds
   /// since (`call_seconds`), so a resumed campaign knows how much of its budget a killed call spent.
   std::optional<std::chrono::steady_clock::time_point> call_started = std::nullopt;
+  /// `--gpus`: one pool of `workers` per GPU, each worker shown only its GPU, all taking candidates from one
+  /// queue. Empty: one pool whose workers see what this process sees.
+  std::vector<Gpu> gpus = {};
 };
 
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
@@ -157,6 +168,9 @@ struct ProblemTiming {
   bool from_store = false;  ///< taken from the verdict store: an earlier campaign timed the same candidates
   StrategyKind strategy = StrategyKind::exhaustive;  ///< the search that chose what to measure and the winner
   int64_t evaluations = 0;  ///< candidate measurements it made (screens, full timings, re-timings in turns)
+  /// The GPU whose worker timed it, candidates and cuBLAS alike (with `--gpus`; unset otherwise, and for a
+  /// timing taken from the verdict store).
+  std::optional<Gpu> gpu;
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
   /// cuBLAS's time over the winner's: on the medians of the round where they took turns when both have one
   /// (the card's drift cancels), else on their own medians; 0 without a winner or a timed baseline.
@@ -178,6 +192,9 @@ struct TimeOptions {
   /// Timings found in the store (same problem, same candidates and images, budgets, card and driver) are
   /// taken from it; new ones are filed there.
   StoreUse store = {};
+  /// `--gpus`: as many problems timed at once as there are GPUs, each problem wholly on one (its baseline
+  /// too). Empty: one problem at a time, on what this process sees.
+  std::vector<Gpu> gpus = {};
 };
 
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,

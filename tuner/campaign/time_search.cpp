@@ -34,8 +34,8 @@ struct RoundOutcome {
 class RoundRunner {
  public:
   RoundRunner(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
-              const TimeOptions& options, size_t index)
-      : problem_(problem), options_(options), index_(index) {
+              const TimeOptions& options, size_t index, int gpu)
+      : problem_(problem), options_(options), index_(index), gpu_(gpu) {
     for (const FuzzedCandidate* c : candidates) images_[c->candidate.id()] = c->image;
   }
 
@@ -44,7 +44,7 @@ class RoundRunner {
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
       const WorkerOutcome worker = run_worker(to_yaml(job_for(left, name)), options_.work_directory, name,
-                                              options_.timeout_s);
+                                              options_.timeout_s, {}, 0, gpu_);
       std::set<std::string> reported = take_partial(worker, left, out.result);
       if (worker.end == WorkerOutcome::End::finished) break;
       // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").
@@ -123,12 +123,13 @@ class RoundRunner {
   size_t index_;
   std::map<std::string, std::filesystem::path> images_;
   int workers_ = 0;
+  int gpu_;  ///< the GPU every worker is shown alone; -1: what this process sees
 };
 
 }  // namespace
 
 ProblemTiming search_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
-                             const TimeOptions& options, size_t index) {
+                             const TimeOptions& options, size_t index, const Gpu* gpu) {
   const SearchSettings settings{options.finalists, options.screen_repeats, options.repeats};
   SearchState state;
   state.problem = problem;
@@ -138,7 +139,8 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
   ProblemTiming timing;
   timing.problem = problem;
   timing.strategy = options.strategy;
-  RoundRunner runner(problem, candidates, options, index);
+  if (gpu) timing.gpu = *gpu;
+  RoundRunner runner(problem, candidates, options, index, gpu ? gpu->index : -1);
   const std::unique_ptr<SearchStrategy> strategy = make_strategy(options.strategy, settings);
   while (const std::optional<MeasureRound> round = strategy->next(state)) {
     const RoundOutcome outcome = runner.run(*round);

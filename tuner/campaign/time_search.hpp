@@ -11,8 +11,9 @@
 
 namespace tunefuzz {
 
-/// Times `problem` on `candidates` with options.strategy; worker files are named `time-<index>-<n>`.
+/// Times `problem` on `candidates` with options.strategy; worker files are named `time-<index>-<n>`. With
+/// `gpu`, every worker of the problem is shown that GPU alone (and the timing records it).
 ProblemTiming search_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
-                             const TimeOptions& options, size_t index);
+                             const TimeOptions& options, size_t index, const Gpu* gpu = nullptr);
 
 }  // namespace tunefuzz

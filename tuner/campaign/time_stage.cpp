@@ -1,13 +1,16 @@
 // Times the fuzz survivors on each problem they support, against cuBLAS in the same worker processes, with
 // the campaign's search strategy (tuner/campaign/time_search.hpp runs its rounds); a problem's timing is
-// taken from the journal on resume, or from the verdict store when an earlier campaign made it.
+// taken from the journal on resume, or from the verdict store when an earlier campaign made it. With
+// `--gpus`, one problem per GPU at a time, each wholly on its GPU (a dead worker's rest on the same GPU).
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
@@ -57,6 +60,14 @@ std::string interrupted_candidate(const std::filesystem::path& work, size_t inde
   return (verb == "screen" || verb == "verify") && id != "cublas" ? id : "";
 }
 
+YAML::Node gpu_node(const Gpu& gpu) {
+  YAML::Node node;
+  node["index"] = gpu.index;
+  node["name"] = gpu.name;
+  if (!gpu.uuid.empty()) node["uuid"] = gpu.uuid;
+  return node;
+}
+
 YAML::Node timed_event(const ProblemTiming& t) {
   YAML::Node event;
   event["event"] = "timed";
@@ -65,6 +76,7 @@ YAML::Node timed_event(const ProblemTiming& t) {
   event["strategy"] = to_string(t.strategy);
   event["evaluations"] = t.evaluations;
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
+  if (t.gpu) event["gpu"] = gpu_node(*t.gpu);
   return event;
 }
 
@@ -85,6 +97,8 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
   t.strategy = strategy_of(event);
   t.evaluations = event["evaluations"] ? event["evaluations"].as<int64_t>() : 0;
+  if (const YAML::Node gpu = event["gpu"])
+    t.gpu = Gpu{gpu["index"].as<int>(), gpu["name"].as<std::string>(""), gpu["uuid"].as<std::string>("")};
   return t;
 }
 
@@ -106,8 +120,13 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
   std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
   const std::map<std::string, int> interrupted =
       journal ? journal->interrupted_time() : std::map<std::string, int>{};
-  std::vector<ProblemTiming> out;
-  Progress progress("time", static_cast<int64_t>(problems.size()));
+  // First, in problem order, what each problem may time: a candidate quarantined on resume is left out of
+  // the problems from its own on, as when the problems are timed one after the other.
+  struct Plan {
+    std::vector<const FuzzedCandidate*> eligible;
+    std::vector<std::string> eligible_ids, left_out;
+  };
+  std::vector<Plan> plans(problems.size());
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& problem = problems[i];
     if (journal && interrupted.count(problem.name)) {
@@ -133,33 +152,39 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       }
     }
     const GemmShape shape = shape_of(problem);
-    std::vector<const FuzzedCandidate*> eligible;
-    std::vector<std::string> eligible_ids, left_out;
+    Plan& plan = plans[i];
     for (const FuzzedCandidate& f : fuzzed) {
       const Candidate& c = f.candidate;
       if (!f.passed || c.types != TypePair{problem.input, problem.output}) continue;
       if (c.kernel_template->refusal(c.point, shape)) continue;
       if (!options.retry_quarantined && quarantined.count(c.id())) {
-        left_out.push_back(c.id());
+        plan.left_out.push_back(c.id());
         continue;
       }
-      eligible.push_back(&f);
-      eligible_ids.push_back(c.id());
+      plan.eligible.push_back(&f);
+      plan.eligible_ids.push_back(c.id());
     }
+  }
+
+  std::vector<ProblemTiming> out(problems.size());
+  Progress progress("time", static_cast<int64_t>(problems.size()));
+  const auto time_one = [&](size_t i, const Gpu* gpu) {
+    const Problem& problem = problems[i];
+    const Plan& plan = plans[i];
     // A timing in the journal is reused only if it covered the same candidates with the same strategy.
     if (journal) {
       const auto event = journal->timed(problem.name);
       if (event && strategy_of(*event) == options.strategy &&
-          (*event)["candidates"].as<std::vector<std::string>>(std::vector<std::string>{}) == eligible_ids) {
-        out.push_back(from_journal(problem, *event));
+          (*event)["candidates"].as<std::vector<std::string>>(std::vector<std::string>{}) == plan.eligible_ids) {
+        out[i] = from_journal(problem, *event);
         progress.advance(problem.name + ": from the journal");
-        continue;
+        return;
       }
     }
     // The store's timing of the same candidates, if an earlier campaign (or one running beside this one, which
     // holds the key meanwhile) made it.
     const VerdictStore* store = options.store.store;
-    const VerdictKey key = store ? timing_key(problem, eligible, options) : VerdictKey{};
+    const VerdictKey key = store ? timing_key(problem, plan.eligible, options) : VerdictKey{};
     std::optional<VerdictStore::KeyLock> lock;
     if (store) {
       lock.emplace(*store, VerdictKind::timing, key);
@@ -167,12 +192,12 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                                       [](const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); });
       if (stored) {
         (*stored)["problem"] = problem.name;  // the store knows the problem by what it computes
-        out.push_back(from_journal(problem, *stored));
-        out.back().quarantined = left_out;
-        out.back().from_store = true;
+        out[i] = from_journal(problem, *stored);
+        out[i].quarantined = plan.left_out;
+        out[i].from_store = true;
         if (journal) journal->record(*stored);
         progress.advance(problem.name + ": from the verdict store");
-        continue;
+        return;
       }
     }
     for (const auto& entry : std::filesystem::directory_iterator(options.work_directory))
@@ -184,21 +209,36 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       started["problem"] = problem.name;
       journal->record(started);
     }
-    out.push_back(search_problem(problem, eligible, options, i));
-    out.back().quarantined = left_out;
-    YAML::Node event = timed_event(out.back());
-    for (const std::string& id : eligible_ids) event["candidates"].push_back(id);
+    out[i] = search_problem(problem, plan.eligible, options, i, gpu);
+    out[i].quarantined = plan.left_out;
+    YAML::Node event = timed_event(out[i]);
+    for (const std::string& id : plan.eligible_ids) event["candidates"].push_back(id);
     if (journal) journal->record(event);
-    if (store && storable(out.back())) {
+    if (store && storable(out[i])) {
       YAML::Node verdict = YAML::Clone(event);
       verdict.remove("quarantined");  // this campaign's, not the timing's
+      verdict.remove("gpu");          // this host's numbering, not the timing's
       store->store(VerdictKind::timing, key, verdict);
     }
-    const TimedEntry* w = out.back().winner();
-    char note[256];
-    std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f",
-                  problem.name.c_str(), eligible.size(), w ? w->tflops : 0.0, out.back().baseline.tflops);
+    const TimedEntry* w = out[i].winner();
+    char note[320];
+    std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f%s", problem.name.c_str(),
+                  plan.eligible.size(), w ? w->tflops : 0.0, out[i].baseline.tflops,
+                  gpu ? (" on GPU " + std::to_string(gpu->index)).c_str() : "");
     progress.advance(note);
+  };
+  // One thread per GPU, each taking the next problem: a problem's candidates and its cuBLAS baseline are
+  // timed in one worker on one GPU, never split.
+  std::atomic<size_t> next{0};
+  const auto work = [&](const Gpu* gpu) {
+    for (size_t i = next++; i < problems.size(); i = next++) time_one(i, gpu);
+  };
+  if (options.gpus.empty()) {
+    work(nullptr);
+  } else {
+    std::vector<std::thread> pool;
+    for (const Gpu& gpu : options.gpus) pool.emplace_back(work, &gpu);
+    for (auto& thread : pool) thread.join();
   }
   progress.finish("done");
   return out;

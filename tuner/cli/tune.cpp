@@ -53,6 +53,7 @@ struct Options {
   bool no_sanitize = false;  ///< run: skip replaying the winners under compute-sanitizer
   bool retry_quarantined = false;
   bool no_store = false;  ///< run: neither take verdicts from the verdict store nor file new ones
+  std::string gpus;       ///< run: `--gpus all|0,2,3` (empty: the GPU this process sees, as always)
   std::string table;
   bool require_gpu = false;
   bool json = false;
@@ -256,6 +257,7 @@ fs::path output_of(const Config& config) {
 
 int command_run(Options o) {
   std::string work = o.work_directory;
+  const GpuChoice gpu_choice = o.gpus.empty() ? GpuChoice{} : parse_gpu_choice(o.gpus);
   if (o.config.empty()) {
     const ScratchDirectory scratch;
     const ProbeOutcome probe = probe_device(scratch.path);
@@ -287,9 +289,10 @@ int command_run(Options o) {
 
   // Nothing is created before there is a GPU to produce something: the probe runs in a scratch folder.
   DeviceInfo device;
+  std::vector<Gpu> gpus;  // --gpus: the pools' GPUs; empty: the one this process sees
   try {
     const ScratchDirectory scratch;
-    device = require_device(config, scratch.path);
+    device = require_devices(config, scratch.path, gpu_choice, gpus);
     fs::create_directories(work_directory);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
@@ -325,6 +328,7 @@ int command_run(Options o) {
   fuzz_options.journal = &journal;
   fuzz_options.retry_quarantined = o.retry_quarantined;
   fuzz_options.store = store_use;
+  fuzz_options.gpus = gpus;
   auto fuzzed = fuzz_stage(compiled, fuzz_options);
   write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
   TimeOptions time_options{work_directory,
@@ -339,11 +343,13 @@ int command_run(Options o) {
   time_options.journal = &journal;
   time_options.retry_quarantined = o.retry_quarantined;
   time_options.store = store_use;
+  time_options.gpus = gpus;
   auto timings = time_stage(config.problems, fuzzed, time_options);
   if (!o.no_sanitize) {
     SanitizeOptions sanitize_options;
     sanitize_options.work_directory = work_directory / "sanitize";
     sanitize_options.workers = static_cast<int>(config.budgets.fuzz_workers);
+    sanitize_options.gpus = gpus;
     sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
       return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
     };
@@ -468,6 +474,10 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
       ->check([](const std::string& name) {
         return parse_strategy(name) ? std::string() : "unknown strategy '" + name + "' (expected " + strategy_names() + ")";
       });
+  run->add_option("--gpus", o.gpus,
+                  "all, or GPU indices like 0,2,3: a worker pool per GPU, each problem timed on one "
+                  "(default: the GPU the process sees)")
+      ->check(CLI::Validator([](std::string& text) { return gpu_choice_error(text); }, "all|0,2,3"));
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: run again the candidates the campaign died on (quarantined by default)");
 

@@ -48,6 +48,10 @@ struct DeviceInfo {
   int64_t memory_bytes = 0;
   std::string driver_version;
   int cuda_driver_api = 0;
+  /// How many GPUs the probing process saw (1 for a worker shown one through CUDA_VISIBLE_DEVICES).
+  int device_count = 1;
+  /// The card's UUID as the driver reports it (`GPU-...`); empty where the runtime has none (HIP).
+  std::string uuid;
 };
 
 /// True for an AMD target name: `gfx` and 3 or 4 characters, digits but for a last one that may be a

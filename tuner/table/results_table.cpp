@@ -229,6 +229,13 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
     row["layout"] = to_string(p.layout);
     row["alpha"] = p.alpha;
     row["beta"] = p.beta;
+    if (t.gpu) {  // `--gpus`: the card that timed this row, its baseline included
+      YAML::Node timed_on;
+      timed_on["index"] = t.gpu->index;
+      timed_on["name"] = t.gpu->name;
+      if (!t.gpu->uuid.empty()) timed_on["uuid"] = t.gpu->uuid;
+      row["timed_on"] = timed_on;
+    }
     YAML::Node baseline;
     baseline["name"] = "cublas";
     baseline["version"] = t.baseline_version;

@@ -145,6 +145,8 @@ YAML::Node to_yaml(const DeviceInfo& d) {
   n["memory_bytes"] = d.memory_bytes;
   n["driver_version"] = d.driver_version;
   n["cuda_driver_api"] = d.cuda_driver_api;
+  n["device_count"] = d.device_count;
+  if (!d.uuid.empty()) n["uuid"] = d.uuid;
   return n;
 }
 
@@ -164,6 +166,9 @@ DeviceInfo device_info_from_yaml(const YAML::Node& n) {
   d.memory_bytes = get<int64_t>(n, "memory_bytes");
   d.driver_version = get<std::string>(n, "driver_version");
   d.cuda_driver_api = get<int>(n, "cuda_driver_api");
+  // Probes of workers older than `--gpus` say neither: one device, no UUID.
+  if (n["device_count"]) d.device_count = get<int>(n, "device_count");
+  if (n["uuid"]) d.uuid = get<std::string>(n, "uuid");
   return d;
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -48,7 +49,32 @@ std::string last_line(const fs::path& path) {
   return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
+// Entry `index` of a comma-separated list, or `index` itself when the list is empty or shorter.
+std::string visible_entry(const std::string& list, int index) {
+  std::istringstream entries(list);
+  int at = 0;
+  for (std::string entry; std::getline(entries, entry, ',');)
+    if (at++ == index) return entry;
+  return std::to_string(index);
+}
+
 }  // namespace
+
+std::vector<std::string> worker_environment(const std::vector<std::string>& environment, int gpu) {
+  if (gpu < 0) return environment;
+  std::vector<std::string> out;
+  std::map<std::string, std::string> inherited;  // variable → the list the coordinator was shown
+  for (const std::string& entry : environment) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name == "CUDA_VISIBLE_DEVICES" || name == "HIP_VISIBLE_DEVICES")
+      inherited[name] = entry.substr(std::min(entry.size(), name.size() + 1));
+    else
+      out.push_back(entry);
+  }
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"})
+    out.push_back(std::string(name) + "=" + visible_entry(inherited[name], gpu));
+  return out;
+}
 
 std::string WorkerOutcome::describe() const {
   std::string out;
@@ -82,8 +108,8 @@ fs::path worker_executable() {
 }
 
 WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
-                         double timeout_s, const std::vector<std::string>& wrapper,
-                         double kernel_deadline_s) {
+                         double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s,
+                         int gpu) {
   const fs::path job_path = directory / (name + ".job.yaml");
   const fs::path result_path = directory / (name + ".result.yaml");
   const fs::path log_path = directory / (name + ".log");
@@ -110,9 +136,19 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> variables;
+  char** environment = environ;
+  std::vector<char*> envp;
+  if (gpu >= 0) {  // a worker of one GPU's pool: shown only that GPU
+    for (char** entry = environ; *entry; ++entry) variables.emplace_back(*entry);
+    variables = worker_environment(variables, gpu);
+    for (auto& v : variables) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    environment = envp.data();
+  }
   pid_t pid = 0;
   const auto start = std::chrono::steady_clock::now();
-  const int spawned = posix_spawnp(&pid, args.front().c_str(), &actions, &attributes, argv.data(), environ);
+  const int spawned = posix_spawnp(&pid, args.front().c_str(), &actions, &attributes, argv.data(), environment);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawned != 0) {

@@ -43,10 +43,18 @@ std::filesystem::path worker_executable();
 /// or, with `kernel_deadline_s` > 0, as soon as the progress file has said for that long that a kernel is
 /// running (its last line starts with `kernel `: tuner/device/fuzzing.hpp): a kernel that does not return is
 /// told from a job that is merely long (huge cases spend seconds on the host). `wrapper` (e.g.
-/// {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line.
+/// {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line. `gpu` >= 0
+/// shows the worker only that GPU (its index among those this process sees; worker_environment), so the
+/// worker's device 0 is it; -1 leaves the environment as it is.
 WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory,
                          const std::string& name, double timeout_s,
-                         const std::vector<std::string>& wrapper = {}, double kernel_deadline_s = 0);
+                         const std::vector<std::string>& wrapper = {}, double kernel_deadline_s = 0,
+                         int gpu = -1);
+
+/// The environment `environment` (NAME=VALUE entries) with CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES
+/// naming only GPU `gpu` of those it shows: entry `gpu` of the list a variable already holds (so `--gpus 1`
+/// under CUDA_VISIBLE_DEVICES=2,3 is card 3), else `gpu` itself. `gpu` < 0: `environment` unchanged.
+std::vector<std::string> worker_environment(const std::vector<std::string>& environment, int gpu);
 
 /// The `wrapper` that runs a worker under compute-sanitizer's `tool` (memcheck, racecheck, synccheck or
 /// initcheck), exiting 9 on any report; throws Error{bad_input} naming `--sanitize TOOL` for another tool.

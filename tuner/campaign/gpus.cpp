@@ -1,0 +1,96 @@
+#include "tuner/campaign/gpus.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "tuner/campaign/environment.hpp"
+#include "tuner/common/error.hpp"
+
+namespace tunefuzz {
+
+namespace {
+
+constexpr int kMostGpus = 1024;
+
+Error bad_choice(const std::string& text, const std::string& why) {
+  return Error(ErrorKind::bad_input, "--gpus " + text + ": " + why);
+}
+
+}  // namespace
+
+GpuChoice parse_gpu_choice(const std::string& text) {
+  GpuChoice choice;
+  if (text == "all") {
+    choice.all = true;
+    return choice;
+  }
+  const std::string expected = "expected all or a comma-separated list of GPU indices, like 0,2,3";
+  if (text.empty() || text.front() == ',' || text.back() == ',') throw bad_choice(text, expected);
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty() || item.size() > 4 ||
+        !std::all_of(item.begin(), item.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
+      throw bad_choice(text, expected);
+    const int index = std::stoi(item);
+    if (index >= kMostGpus) throw bad_choice(text, "GPU " + item + " is out of range (0 to 1023)");
+    if (std::find(choice.indices.begin(), choice.indices.end(), index) != choice.indices.end())
+      throw bad_choice(text, "GPU " + item + " is named twice");
+    choice.indices.push_back(index);
+  }
+  return choice;
+}
+
+std::string gpu_choice_error(const std::string& text) {
+  try {
+    parse_gpu_choice(text);
+    return {};
+  } catch (const Error& e) {
+    return e.message();
+  }
+}
+
+std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path& work_directory,
+                            DeviceInfo* first) {
+  const ProbeOutcome host = probe_device(work_directory);
+  if (!host.device) throw Error(ErrorKind::no_device, "no usable GPU: " + host.reason);
+  const int count = host.device->device_count;
+  std::vector<int> indices = choice.indices;
+  if (choice.all)
+    for (int i = 0; i < count; ++i) indices.push_back(i);
+  std::string asked = choice.all ? "all" : "";  // the flag's value, as the errors name it
+  for (int index : choice.indices) {
+    if (!asked.empty()) asked += ',';
+    asked += std::to_string(index);
+  }
+  for (int index : indices)
+    if (index >= count)
+      throw bad_choice(asked,
+                       "there is no GPU " + std::to_string(index) + ": this machine shows " +
+                           std::to_string(count) +
+                           (count == 1 ? " GPU (0)" : " GPUs (0 to " + std::to_string(count - 1) + ")"));
+  std::vector<Gpu> gpus;
+  for (int index : indices) {
+    const ProbeOutcome probe = probe_device(work_directory, index);
+    if (!probe.device)
+      throw Error(ErrorKind::no_device, "no usable GPU " + std::to_string(index) + ": " + probe.reason);
+    if (gpus.empty() && first) *first = *probe.device;
+    gpus.push_back({index, probe.device->name, probe.device->uuid});
+    // One table is one card model's: its timings and its limits are that model's.
+    if (gpus.back().name != gpus.front().name)
+      throw bad_choice(asked, "GPU " + std::to_string(gpus.front().index) + " is " + gpus.front().name +
+                                  " but GPU " + std::to_string(index) + " is " + gpus.back().name +
+                                  "; one campaign's table is one card model's: choose GPUs of one model");
+  }
+  return gpus;
+}
+
+std::string describe(const std::vector<Gpu>& gpus) {
+  std::string out;
+  for (const Gpu& gpu : gpus)
+    out += (out.empty() ? "" : ", ") + std::to_string(gpu.index) + " (" + gpu.name +
+           (gpu.uuid.empty() ? "" : ", " + gpu.uuid) + ")";
+  return out;
+}
+
+}  // namespace tunefuzz
