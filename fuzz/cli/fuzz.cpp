@@ -365,12 +365,7 @@ int command_mutants(const Options& o) {
     control_finding = replay_finding(control, tool, work, "sanitize-none", sm_count);
   }
 
-  YAML::Node report;
-  report["format"] = "tunefuzz-mutants/1";
-  report["card"] = device.name;
-  report["driver"] = device.driver_version;
-  report["tool_commit"] = tool_commit();
-  report["date"] = make_provenance("", "", "").date;
+  YAML::Node report = report_head("tunefuzz-mutants/1", device.name, device.driver_version);
   report["command"] = o.command_line;
   report["config"] = o.config;
   report["base_candidate"] = base.id();

@@ -205,12 +205,7 @@ FuzzRunReport fuzz_campaign(const std::vector<CompiledCandidate>& compiled, cons
 }
 
 YAML::Node to_yaml(const FuzzRunReport& report) {
-  YAML::Node out;
-  out["format"] = "tunefuzz-fuzz-run/1";
-  out["card"] = report.card;
-  out["driver"] = report.driver;
-  out["tool_commit"] = tool_commit();
-  out["date"] = make_provenance("", "", "").date;
+  YAML::Node out = report_head("tunefuzz-fuzz-run/1", report.card, report.driver);
   out["seed"] = report.seed;
   out["rounds"] = report.rounds;
   out["last_round_not_started"] = report.last_round_not_started;

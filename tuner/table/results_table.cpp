@@ -25,6 +25,16 @@ Provenance make_provenance(const std::string& command, const std::string& config
   return p;
 }
 
+YAML::Node report_head(const std::string& format, const std::string& card, const std::string& driver) {
+  YAML::Node head;
+  head["format"] = format;
+  head["card"] = card;
+  head["driver"] = driver;
+  head["tool_commit"] = tool_commit();
+  head["date"] = make_provenance("", "", "").date;
+  return head;
+}
+
 std::filesystem::path stage_summary_path(const std::filesystem::path& table) {
   std::filesystem::path out = table;
   out.replace_extension(".stages.yaml");

@@ -31,6 +31,10 @@ struct Provenance {
 Provenance make_provenance(const std::string& command, const std::string& config_file,
                            const std::string& compiler);
 
+/// The head every report file starts with: its format, the card and driver it ran on, the tool commit and the
+/// date now (fuzz run and fuzz mutants reports).
+YAML::Node report_head(const std::string& format, const std::string& card, const std::string& driver);
+
 /// Counts per stage and the failures, as stored beside the table.
 YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCandidate>& compiled,
                          const std::vector<FuzzedCandidate>* fuzzed,
