@@ -108,7 +108,13 @@ def main(argv):
         met, missed = met + ok, missed + (not ok)
         over = ", ".join(spec["problems"]) if len(spec["problems"]) <= 10 else \
             f"the {len(spec['problems'])} problems the targets file lists"
-        extra.append(f"| {name}: geometric mean of the ratios over {over} | {mean:.3f} "
+        value = f"{mean:.3f}"
+        # A problem without a ratio fails the target; the mean over the others is shown beside it.
+        present = [r for r in ratios if r > 0]
+        if present and len(present) < len(ratios):
+            rest = math.exp(sum(math.log(r) for r in present) / len(present))
+            value += f" ({len(ratios) - len(present)} without a ratio; {rest:.3f} over the other {len(present)})"
+        extra.append(f"| {name}: geometric mean of the ratios over {over} | {value} "
                      f"| ≥ {spec['target']} | {'yes' if ok else '**no**'} |")
     if extra:
         out += ["", "| target | value | needs | met |", "|---|---:|---:|---|"] + extra
