@@ -141,7 +141,12 @@ TEST(CliExitCodes, AsDocumented) {
   EXPECT_EQ(run(kBin + "tune show /nonexistent.yaml").exit_code, 1);  // io
   EXPECT_EQ(run(kBin + "tune show configs/h100.yaml").exit_code, 2);  // not a table: bad input
   EXPECT_EQ(run(kBin + "tune export results/h200.yaml --format xml -o /tmp/x").exit_code, 2);
-  EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --json --budget 1s").exit_code, 3);  // no GPU
+  // No GPU: exit 3, and the campaign's work folder (fuzz-work under the working directory) is not made: the
+  // probe runs in a scratch folder.
+  const fs::path work = fs::path(kSource) / "fuzz-work";
+  const bool work_was_there = fs::exists(work);
+  EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --json --budget 1s").exit_code, 3);
+  if (!work_was_there) EXPECT_FALSE(fs::exists(work)) << "fuzz run without a GPU made " << work;
   EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --budget soon").exit_code, 2);
   // fuzz mutants --template names a template the config does not search: bad input naming it, before any
   // compile.

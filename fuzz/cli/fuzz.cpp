@@ -88,10 +88,10 @@ const CLI::Validator kSeedText(
     },
     "UINT64");
 
+// The folder for worker files; made by the caller once there is a GPU to write them (a run without one
+// leaves nothing behind).
 fs::path work_directory_for(const Options& o, const std::string& fallback) {
-  const fs::path dir = o.work_directory.empty() ? fs::path(fallback) : fs::path(o.work_directory);
-  fs::create_directories(dir);
-  return dir;
+  return o.work_directory.empty() ? fs::path(fallback) : fs::path(o.work_directory);
 }
 
 void print_failures(const std::vector<FuzzedCandidate>& failed, FILE* text) {
@@ -201,7 +201,8 @@ int command_run(const Options& o) {
   s.workers = static_cast<int>(config.budgets.fuzz_workers);
   s.timeout_s = o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s;
   s.huge_weight = o.huge ? 1 : 0;
-  const DeviceInfo device = require_devices(config, s.work_directory, gpu_choice, s.gpus);
+  const DeviceInfo device = require_devices(config, gpu_choice, s.gpus);
+  fs::create_directories(s.work_directory);
   print_header(o, s, text);
 
   const FuzzRunReport r = fuzz_campaign(prepared.compiled, device, s);
@@ -225,9 +226,10 @@ int command_replay(const Options& o) {
   compiler_for(GpuSpec{"", r.arch, {}, {o.file, 0, 0, "arch"}, {o.file, 0, 0, "arch"}});
   const fs::path work = work_directory_for(o, "fuzz-work");
   // The reproducer names the arch; the limits are this machine's (a replay has no config of its own).
-  const ProbeOutcome probe = probe_device(work);
+  const ProbeOutcome probe = probe_device(ScratchDirectory().path);
   if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
   const DeviceInfo& device = *probe.device;
+  fs::create_directories(work);
   if (device.arch != r.arch)
     throw Error(ErrorKind::bad_input,
                 "the reproducer was recorded for " + r.arch + " but this GPU is " + device.arch,
@@ -345,7 +347,8 @@ int command_mutants(const Options& o) {
       to_fuzz.push_back(c);
   }
   const fs::path work = work_directory_for(o, "fuzz-work");
-  const DeviceInfo device = require_device(config, work);
+  const DeviceInfo device = require_device(config);
+  fs::create_directories(work);
   const int64_t cases = o.cases ? o.cases : 200;
   // Huge cases (C beyond 2^31 elements) are what exposes 32-bit offsets; each takes seconds, so allow time.
   FuzzOptions options{work,

@@ -24,6 +24,17 @@ fs::path shipped_config_directory() {
   return executable_directory().parent_path() / "share" / "tunefuzz" / "configs";
 }
 
+ScratchDirectory::ScratchDirectory() {
+  std::string name = (fs::temp_directory_path() / "tunefuzz-probe-XXXXXX").string();
+  if (!::mkdtemp(name.data())) throw Error(ErrorKind::io, "cannot create a folder under " + name);
+  path = name;
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  std::error_code ignored;
+  fs::remove_all(path, ignored);
+}
+
 ProbeOutcome probe_device(const fs::path& work_directory, int gpu) {
   fs::create_directories(work_directory);
   YAML::Node job;

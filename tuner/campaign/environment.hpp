@@ -18,6 +18,16 @@ std::filesystem::path template_directory();
 /// <executable>/../share/tunefuzz/configs.
 std::filesystem::path shipped_config_directory();
 
+/// A folder under the system's temporary directory, removed with the object: the GPU probe runs in one, so a
+/// run that finds no GPU leaves nothing behind.
+struct ScratchDirectory {
+  ScratchDirectory();
+  ~ScratchDirectory();
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  std::filesystem::path path;
+};
+
 /// The GPU as a worker process sees it, or the reason there is none (no driver, no device, no worker binary).
 struct ProbeOutcome {
   std::optional<DeviceInfo> device;

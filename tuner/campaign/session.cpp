@@ -50,17 +50,18 @@ DeviceInfo check_card(const Config& config, const DeviceInfo& device) {
 
 }  // namespace
 
-DeviceInfo require_device(const Config& config, const std::filesystem::path& work_directory) {
-  const ProbeOutcome probe = probe_device(work_directory);
+DeviceInfo require_device(const Config& config) {
+  const ScratchDirectory scratch;
+  const ProbeOutcome probe = probe_device(scratch.path);
   if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
   return check_card(config, *probe.device);
 }
 
-DeviceInfo require_devices(const Config& config, const std::filesystem::path& work_directory,
-                           const GpuChoice& choice, std::vector<Gpu>& gpus) {
-  if (!choice.given()) return require_device(config, work_directory);
+DeviceInfo require_devices(const Config& config, const GpuChoice& choice, std::vector<Gpu>& gpus) {
+  if (!choice.given()) return require_device(config);
+  const ScratchDirectory scratch;
   DeviceInfo first;
-  gpus = probe_gpus(choice, work_directory, &first);
+  gpus = probe_gpus(choice, scratch.path, &first);
   std::fprintf(stderr, "GPUs: %s\n", describe(gpus).c_str());
   return check_card(config, first);
 }

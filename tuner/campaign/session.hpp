@@ -32,14 +32,14 @@ std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
                                                   Twins twins, std::string* compiler_version = nullptr);
 
-/// Probes the GPU in a worker. Throws Error{no_device} (with the reason) when there is none, Error{bad_input}
-/// when its arch is not the config's; prints a warning for each limit the config states differently.
-DeviceInfo require_device(const Config& config, const std::filesystem::path& work_directory);
+/// Probes the GPU in a worker, in a scratch folder (nothing is written where the campaign's files go until
+/// there is a GPU). Throws Error{no_device} (with the reason) when there is none, Error{bad_input} when its
+/// arch is not the config's; prints a warning for each limit the config states differently.
+DeviceInfo require_device(const Config& config);
 
 /// require_device for a campaign over `choice` (`--gpus`): probes the chosen GPUs into `gpus` (probe_gpus:
 /// one model, indices that exist) and checks their card against the config as require_device does. Without
 /// `--gpus` it is require_device, and `gpus` stays empty.
-DeviceInfo require_devices(const Config& config, const std::filesystem::path& work_directory,
-                           const GpuChoice& choice, std::vector<Gpu>& gpus);
+DeviceInfo require_devices(const Config& config, const GpuChoice& choice, std::vector<Gpu>& gpus);
 
 }  // namespace tunefuzz

@@ -232,23 +232,6 @@ void print_table(const std::vector<ProblemTiming>& timings) {
   }
 }
 
-// A folder under the system's temporary directory for the GPU probe, removed with it: a run that finds no
-// GPU leaves nothing behind.
-struct ScratchDirectory {
-  fs::path path;
-  ScratchDirectory() {
-    std::string name = (fs::temp_directory_path() / "tunefuzz-probe-XXXXXX").string();
-    if (!::mkdtemp(name.data())) throw Error(ErrorKind::io, "cannot create a folder under " + name);
-    path = name;
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-};
-
 // The config's `output`, relative to the folder of the config file (not the working directory).
 fs::path output_of(const Config& config) {
   if (config.output.is_absolute() || config.file.empty()) return config.output;
@@ -291,8 +274,7 @@ int command_run(Options o) {
   DeviceInfo device;
   std::vector<Gpu> gpus;  // --gpus: the pools' GPUs; empty: the one this process sees
   try {
-    const ScratchDirectory scratch;
-    device = require_devices(config, scratch.path, gpu_choice, gpus);
+    device = require_devices(config, gpu_choice, gpus);
     fs::create_directories(work_directory);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;

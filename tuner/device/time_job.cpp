@@ -41,7 +41,10 @@ const Loaded& named(const std::map<std::string, Loaded>& loaded, const std::stri
 // The entry of `id` in the result, made when the round first names it.
 TimedEntry& entry_of(TimeResult& result, std::map<std::string, size_t>& index, const std::string& id) {
   const auto [it, added] = index.emplace(id, result.entries.size());
-  if (added) result.entries.push_back(TimedEntry{id});
+  if (added) {
+    result.entries.emplace_back();
+    result.entries.back().id = id;
+  }
   return result.entries[it->second];
 }
 
