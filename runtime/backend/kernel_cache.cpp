@@ -78,18 +78,23 @@ fs::path KernelCache::image_path(const std::string& key) const {
   return directory_ / (key + ".cubin");
 }
 
-KernelCache::KeyLock::KeyLock(const KernelCache& cache, const std::string& key) {
-  fs::create_directories(cache.directory());
-  const fs::path path = cache.directory() / (key + ".lock");
+FileLock::FileLock(const fs::path& path, const std::string& what) {
+  fs::create_directories(path.parent_path());
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(ErrorKind::io, "cannot open the cache lock " + path.string());
+  if (fd_ < 0) throw Error(ErrorKind::io, "cannot open the " + what + " " + path.string());
   while (::flock(fd_, LOCK_EX) != 0)
-    if (errno != EINTR) throw Error(ErrorKind::io, "cannot lock " + path.string());
+    if (errno != EINTR) {
+      ::close(fd_);
+      throw Error(ErrorKind::io, "cannot lock " + path.string());
+    }
 }
 
-KernelCache::KeyLock::~KeyLock() {
+FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
+
+KernelCache::KeyLock::KeyLock(const KernelCache& cache, const std::string& key)
+    : lock_(cache.directory() / (key + ".lock"), "cache lock") {}
 
 std::optional<CompiledKernel> KernelCache::load(
     const std::string& key, const std::function<void(const std::string&)>& on_damage) const {

@@ -14,6 +14,19 @@
 
 namespace tunefuzz {
 
+/// An exclusive flock on `path` (made, with its folder, if missing), waited for and held while the object
+/// lives; closing the file releases it. `what` names the lock in errors.
+class FileLock {
+ public:
+  FileLock(const std::filesystem::path& path, const std::string& what);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 class KernelCache {
  public:
   explicit KernelCache(std::filesystem::path directory);
@@ -34,12 +47,9 @@ class KernelCache {
   class KeyLock {
    public:
     KeyLock(const KernelCache& cache, const std::string& key);
-    ~KeyLock();
-    KeyLock(const KeyLock&) = delete;
-    KeyLock& operator=(const KeyLock&) = delete;
 
    private:
-    int fd_ = -1;
+    FileLock lock_;
   };
 
  private:

@@ -1,7 +1,5 @@
 #include "tuner/store/verdict_store.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -101,17 +99,7 @@ void VerdictStore::store(VerdictKind kind, const VerdictKey& key, const YAML::No
   write_file_atomically(path, body + kChecksum + sha256_hex(body) + "\n" + kEnd);
 }
 
-VerdictStore::KeyLock::KeyLock(const VerdictStore& store, VerdictKind kind, const VerdictKey& key) {
-  const fs::path path = fs::path(store.entry_path(kind, key)).replace_extension(".lock");
-  fs::create_directories(path.parent_path());
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(ErrorKind::io, "cannot open the verdict store lock " + path.string());
-  while (::flock(fd_, LOCK_EX) != 0)
-    if (errno != EINTR) throw Error(ErrorKind::io, "cannot lock " + path.string());
-}
-
-VerdictStore::KeyLock::~KeyLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-}
+VerdictStore::KeyLock::KeyLock(const VerdictStore& store, VerdictKind kind, const VerdictKey& key)
+    : lock_(fs::path(store.entry_path(kind, key)).replace_extension(".lock"), "verdict store lock") {}
 
 }  // namespace tunefuzz

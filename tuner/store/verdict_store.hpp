@@ -19,6 +19,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "runtime/backend/kernel_cache.hpp"  // FileLock
+
 namespace tunefuzz {
 
 /// The fields that decide a verdict, as name and value, in a fixed order.
@@ -48,12 +50,9 @@ class VerdictStore {
   class KeyLock {
    public:
     KeyLock(const VerdictStore& store, VerdictKind kind, const VerdictKey& key);
-    ~KeyLock();
-    KeyLock(const KeyLock&) = delete;
-    KeyLock& operator=(const KeyLock&) = delete;
 
    private:
-    int fd_ = -1;
+    FileLock lock_;
   };
 
  private:
