@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/warm_cache.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/config/config.hpp"
 
@@ -26,9 +27,14 @@ struct Outcome {
   std::string out;  ///< standard output only
 };
 
-// Runs a command with standard error discarded, in a fresh kernel cache.
+// Runs a command with standard error discarded, in a kernel cache of this process's (a copy of the warm
+// smoke cache).
 Outcome run(const std::string& command) {
-  static const fs::path cache = fs::temp_directory_path() / ("tunefuzz-cli-json-" + std::to_string(getpid()));
+  static const fs::path cache = [] {
+    const fs::path path = fs::temp_directory_path() / ("tunefuzz-cli-json-" + std::to_string(getpid()));
+    tunefuzz::test::copy_warm_cache(path);
+    return path;
+  }();
   const std::string full =
       "cd " + kSource + " && TUNEFUZZ_CACHE_DIR=" + cache.string() + " " + command + " 2>/dev/null";
   FILE* pipe = popen(full.c_str(), "r");

@@ -1,7 +1,7 @@
 // What the campaign tests without a GPU share: a temporary folder holding a copy of
 // tests/fixtures/fake_gpu_worker.sh, named by TUNEFUZZ_WORKER, and of tests/fixtures/fake_sanitizer.sh, named
-// by TUNEFUZZ_COMPUTE_SANITIZER, with a kernel cache of its own, so `tune` and `fuzz` run whole campaigns
-// (the winners' sanitizer replays included) against it.
+// by TUNEFUZZ_COMPUTE_SANITIZER, with a kernel cache of its own (a copy of the warm smoke cache), so `tune`
+// and `fuzz` run whole campaigns (the winners' sanitizer replays included) against it.
 #pragma once
 
 #include <unistd.h>
@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include "tests/support/warm_cache.hpp"
 
 namespace tunefuzz::test {
 
@@ -40,6 +42,7 @@ inline std::filesystem::path install_fake_gpu(const std::string& name, const std
   }
   ::setenv("TUNEFUZZ_WORKER", (root / "fake_gpu_worker.sh").c_str(), 1);
   ::setenv("TUNEFUZZ_COMPUTE_SANITIZER", (root / "fake_sanitizer.sh").c_str(), 1);
+  copy_warm_cache(root / "cache");
   ::setenv("TUNEFUZZ_CACHE_DIR", (root / "cache").c_str(), 1);
   ::setenv("FAKE_STEP_S", step_s.c_str(), 1);
   return root;
