@@ -340,7 +340,7 @@ __device__ __forceinline__ bool finish_split(float (&acc)[kFragN][kFragM][4], co
                                              tf_u32* counters, tf_i64 tile, tf_i64 split) {
   __shared__ int arrived_last;
   float4* const mine = partial_slot(p, tile, split);
-  tf_perturb(__LINE__, static_cast<tf_u32>(split));  // some warps store their partials late
+  tf_perturb_far(__LINE__, static_cast<tf_u32>(split));  // some warps store their partials late
 #pragma unroll
   for (int fn = 0; fn < kFragN; ++fn)
 #pragma unroll

@@ -683,6 +683,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
 #endif
   const int consumer = role - 1;
+  tf_perturb(__LINE__, 0);  // a consumer warp starts late: the producer reaches the barriers first
 #if TF_MUTANT == TF_MUTANT_INIT_IN_ROLE
   if (consumer == 0 && thread == 0) {
     for (int s = 0; s < STAGES; ++s) {

@@ -4,8 +4,9 @@
 // commits and waits, before a persistent scheduler's advance). A missing barrier or fence whose race window
 // the hardware's usual timing keeps shut then loses the race in ordinary fuzz cases. The delay depends on
 // the seed, the CTA, the warp, the call site and the caller's step (a loop counter), never on lanes, so a
-// warp waits as one; about one call in four waits, up to about 4 µs (an async copy lands in about one). A
-// perturbed image is fuzzed, never timed.
+// warp waits as one; about one call in four waits, up to about 4 µs (an async copy lands in about one).
+// tf_perturb_far waits longer and more often, before hand-offs between CTAs. A perturbed image is fuzzed,
+// never timed.
 #ifndef TUNEFUZZ_PERTURB_H
 #define TUNEFUZZ_PERTURB_H
 
@@ -39,8 +40,26 @@ __device__ __forceinline__ void tf_perturb(tf_u32 site, tf_u32 step) {
   __nanosleep(nanoseconds);
 #endif
 }
+
+// Before a hand-off to *another CTA* (a split's partial, read by whichever CTA arrives last): CTAs of one
+// launch drift apart by microseconds, so a window between them stays shut under tf_perturb's short waits.
+// Here about one call in two waits, up to about 32 µs (a fuzz case's split-K tile runs for tens of µs).
+__device__ __forceinline__ void tf_perturb_far(tf_u32 site, tf_u32 step) {
+  const tf_u32 warp = threadIdx.x / 32u;
+  const tf_u32 h = tf_perturb_mix(static_cast<tf_u32>(TF_PERTURB) ^
+                                  tf_perturb_mix(blockIdx.x * 0x9e3779b9u ^ warp * 0x85ebca6bu ^
+                                                 site * 0xc2b2ae35u ^ step * 0x27d4eb2fu ^ 0x1b873593u));
+  if ((h & 1u) != 0) return;
+  const tf_u32 nanoseconds = h >> 17;  // 0 .. 32767
+#if defined(__HIPCC__) || defined(__HIPCC_RTC__)
+  for (tf_u32 i = 0; i < nanoseconds / 64u; ++i) __builtin_amdgcn_s_sleep(1);
+#else
+  __nanosleep(nanoseconds);
+#endif
+}
 #else
 #define tf_perturb(site, step) ((void)0)
+#define tf_perturb_far(site, step) ((void)0)
 #endif
 
 #endif  // TUNEFUZZ_PERTURB_H
