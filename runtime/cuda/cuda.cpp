@@ -190,6 +190,18 @@ CUfunction Module::function(const std::string& name) const {
   return f;
 }
 
+LazyFunction::LazyFunction(const Module& module, std::string name, std::function<void(CUfunction)> prepare)
+    : module_(module), name_(std::move(name)), prepare_(std::move(prepare)) {}
+
+CUfunction LazyFunction::get() const {
+  std::call_once(once_, [this] {
+    const CUfunction f = module_.function(name_);
+    if (prepare_) prepare_(f);
+    function_ = f;
+  });
+  return function_;
+}
+
 std::pair<CUdeviceptr, size_t> Module::global(const std::string& name) const {
   CUdeviceptr pointer = 0;
   size_t bytes = 0;

@@ -6,6 +6,8 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 
 #include "tuner/common/error.hpp"
@@ -77,6 +79,27 @@ class Module {
 
  private:
   CUmodule module_ = nullptr;
+};
+
+/// One kernel of a module, looked up on first use. Under lazy module loading (the driver's default since CUDA
+/// 12.2) cuModuleGetFunction is what loads a kernel's code onto the GPU, so a runner whose module holds several
+/// entry points (one per storage order, packing, the split-K reduce, the K = 0 scaling) loads only those its
+/// calls launch. `prepare`, when given, runs once on the loaded function before get() hands it out (an
+/// attribute to set, an occupancy to read); a throw leaves it unloaded for the next get(). Thread-safe.
+class LazyFunction {
+ public:
+  LazyFunction(const Module& module, std::string name, std::function<void(CUfunction)> prepare = {});
+  LazyFunction(const LazyFunction&) = delete;
+  LazyFunction& operator=(const LazyFunction&) = delete;
+  CUfunction get() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  const Module& module_;
+  std::string name_;
+  std::function<void(CUfunction)> prepare_;
+  mutable std::once_flag once_;
+  mutable CUfunction function_ = nullptr;
 };
 
 class Stream {

@@ -21,22 +21,20 @@ class GemmMmaRunner final : public GemmRunner {
   GemmMmaRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        pack_(module_.function("tf_pack")),
-        reduce_(module_.function(kReduceEntry)),
-        scale_c_(module_.function(kScaleCEntry)),
+        pack_(module_, "tf_pack"),
+        reduce_(module_, kReduceEntry),
+        scale_c_(module_, kScaleCEntry),
         element_bytes_(size_of(candidate.types.input)) {
     const KernelTemplate& t = *candidate.kernel_template;
-    for (const Layout& layout : t.layouts)  // the module exports the storage orders the template computes
-      gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
-    check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     const int64_t threads = t.threads_per_block(candidate.point);
-    for (CUfunction f : gemm_)
-      if (f)
-        check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-              "cuFuncSetAttribute(max dynamic shared memory)");
-    // A persistent grid is as many CTAs as are resident at once.
-    resident_ctas_ = resident_ctas(gemm_[layout_index(t.layouts.front())], threads, smem);
+    for (const Layout& layout : t.layouts) {  // the module exports the storage orders the template computes
+      const int i = layout_index(layout);
+      // A persistent grid is as many CTAs of this kernel as are resident at once.
+      gemm_[i] = gemm_entry(module_, layout, smem,
+                            [this, i, threads, smem](CUfunction f) { resident_ctas_[i] = resident_ctas(f, threads, smem); });
+    }
+    check_kernel_meta(module_, candidate);
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -52,22 +50,23 @@ class GemmMmaRunner final : public GemmRunner {
 
   void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
     if (launch_quick_return(scale_c_, g, stream)) return;
+    const int entry = layout_index(g.shape.layout);
+    if (!gemm_[entry])
+      throw Error(ErrorKind::unsupported,
+                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
+    const CUfunction gemm = gemm_[entry]->get();  // loads it, and reads its residency, on first use
     LaunchOverrides launch = g.overrides;
-    if (launch.grid == 0 && candidate_.point["PERSISTENT"]) launch.grid = resident_ctas_;
+    if (launch.grid == 0 && candidate_.point["PERSISTENT"]) launch.grid = resident_ctas_[entry];
     const LaunchGeometry geo = gemm_mma_geometry(candidate_.point, g.shape, launch, element_bytes_);
     TfGemmParams p = gemm_params(g);
     p.splits = launch.splits > 0 ? launch.splits : candidate_.point["SPLIT_K"];
     p.ldw = split_k_partial_ld(g.shape);
     CUdeviceptr partials = workspace;
     if (candidate_.point["PACK"])
-      partials += launch_packing({pack_, nullptr}, pack_plan(g.shape, element_bytes_, PackRule::loads16), g,
+      partials += launch_packing({&pack_, nullptr}, pack_plan(g.shape, element_bytes_, PackRule::loads16), g,
                                  element_bytes_, workspace, p, stream);
     p.workspace = reinterpret_cast<float*>(partials);
     void* args[] = {&p};
-    const CUfunction gemm = gemm_[layout_index(g.shape.layout)];
-    if (!gemm)
-      throw Error(ErrorKind::unsupported,
-                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
     check(cuLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1,
                          1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "cuLaunchKernel(tf_gemm_*)");
@@ -77,12 +76,12 @@ class GemmMmaRunner final : public GemmRunner {
  private:
   Candidate candidate_;
   Module module_;
-  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
-  CUfunction pack_;
-  CUfunction reduce_;
-  CUfunction scale_c_;
+  LazyFunction pack_;
+  LazyFunction reduce_;
+  LazyFunction scale_c_;
   int64_t element_bytes_;
-  int64_t resident_ctas_ = 1;
+  int64_t resident_ctas_[4] = {1, 1, 1, 1};  ///< by layout_index, set when that kernel loads
+  std::unique_ptr<LazyFunction> gemm_[4];    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
 };
 
 }  // namespace

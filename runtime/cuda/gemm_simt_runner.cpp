@@ -14,12 +14,13 @@ class GemmSimtRunner final : public GemmRunner {
   GemmSimtRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        gemm_(module_.function("tf_gemm")),
-        scale_c_(module_.function(kScaleCEntry)) {
+        gemm_(module_, "tf_gemm",
+              [smem = candidate.kernel_template->shared_memory_bytes(candidate.point)](CUfunction f) {
+                check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+                      "cuFuncSetAttribute(max dynamic shared memory)");
+              }),
+        scale_c_(module_, kScaleCEntry) {
     check_kernel_meta(module_, candidate);
-    const int64_t smem = candidate.kernel_template->shared_memory_bytes(candidate.point);
-    check(cuFuncSetAttribute(gemm_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-          "cuFuncSetAttribute(max dynamic shared memory)");
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -40,7 +41,7 @@ class GemmSimtRunner final : public GemmRunner {
     TfGemmParams p = gemm_params(g);
     const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
     void* args[] = {&p};
-    check(cuLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
+    check(cuLaunchKernel(gemm_.get(), static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
                          1, 1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "cuLaunchKernel(tf_gemm)");
   }
@@ -48,8 +49,8 @@ class GemmSimtRunner final : public GemmRunner {
  private:
   Candidate candidate_;
   Module module_;
-  CUfunction gemm_;
-  CUfunction scale_c_;
+  LazyFunction gemm_;
+  LazyFunction scale_c_;
 };
 
 }  // namespace

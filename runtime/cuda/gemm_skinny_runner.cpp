@@ -23,14 +23,11 @@ namespace {
 class GemmSkinnyRunner final : public GemmRunner {
  public:
   GemmSkinnyRunner(const Candidate& candidate, const std::string& image)
-      : candidate_(candidate), module_(image), scale_c_(module_.function(kScaleCEntry)) {
+      : candidate_(candidate), module_(image), scale_c_(module_, kScaleCEntry) {
     const KernelTemplate& t = *candidate.kernel_template;
-    for (const Layout& layout : t.layouts) gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
-    check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
-    for (CUfunction f : gemm_)
-      check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-            "cuFuncSetAttribute(max dynamic shared memory)");
+    for (const Layout& layout : t.layouts) gemm_[layout_index(layout)] = gemm_entry(module_, layout, smem);
+    check_kernel_meta(module_, candidate);
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -56,8 +53,12 @@ class GemmSkinnyRunner final : public GemmRunner {
       lock.lock();
       counters = zeroed_counters(gemm_skinny_tiles(candidate_.point, g.shape), stream);
     }
+    const std::unique_ptr<LazyFunction>& gemm = gemm_[layout_index(g.shape.layout)];
+    if (!gemm)
+      throw Error(ErrorKind::unsupported,
+                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
     void* args[] = {&p, &counters};
-    check(cuLaunchKernel(gemm_[layout_index(g.shape.layout)], static_cast<unsigned>(geo.grid_x), 1, 1,
+    check(cuLaunchKernel(gemm->get(), static_cast<unsigned>(geo.grid_x), 1, 1,
                          static_cast<unsigned>(geo.block_x), 1, 1, static_cast<unsigned>(geo.shared_memory_bytes),
                          stream, args, nullptr),
           "cuLaunchKernel(tf_gemm_*)");
@@ -82,8 +83,8 @@ class GemmSkinnyRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
-  CUfunction scale_c_;
-  CUfunction gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index
+  LazyFunction scale_c_;
+  std::unique_ptr<LazyFunction> gemm_[4];  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index
   mutable std::mutex counters_mutex_;
   mutable std::map<unsigned long long, DeviceBuffer> counters_;  ///< by stream id, under counters_mutex_
 };

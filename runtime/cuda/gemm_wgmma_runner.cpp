@@ -61,31 +61,28 @@ class GemmWgmmaRunner final : public GemmRunner {
   GemmWgmmaRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        scale_c_(module_.function(kScaleCEntry)),
-        reduce_(module_.function(kReduceEntry)),
-        element_bytes_(size_of(candidate.types.input)),
-        pack_{module_.function(kPackEntry), module_.function(kPackTransposedEntry)} {
+        scale_c_(module_, kScaleCEntry),
+        reduce_(module_, kReduceEntry),
+        pack_(module_, kPackEntry),
+        pack_transposed_(module_, kPackTransposedEntry),
+        element_bytes_(size_of(candidate.types.input)) {
     const KernelTemplate& t = *candidate.kernel_template;
-    for (const Layout& layout : gemm_wgmma_kernel_layouts(element_bytes_))
-      if (gemm_wgmma_computes(candidate.point, layout))
-        gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
-    check_kernel_meta(module_, candidate);
     const int64_t smem = t.shared_memory_bytes(candidate.point);
-    for (CUfunction f : gemm_)
-      if (f)
-        check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-              "cuFuncSetAttribute(max dynamic shared memory)");
-    // Occupancy from any kernel the module has: they share one geometry. (The template's first layout may
-    // have no kernel: fp8 and tf32 compile RC only, and serve the other layouts through PACK=1.)
-    const CUfunction* any = std::find_if(std::begin(gemm_), std::end(gemm_), [](CUfunction f) { return f; });
-    if (any == std::end(gemm_))
-      throw Error(ErrorKind::internal, candidate.id() + ": the module exports no GEMM kernel this point computes");
-    const CUfunction first = *any;
+    const int64_t threads = t.threads_per_block(candidate.point);
     const int64_t cluster = candidate.point["CLUSTER_M"] * candidate.point["CLUSTER_N"];
-    resident_ctas_ =
-        cluster == 1
-            ? resident_ctas(first, t.threads_per_block(candidate.point), smem)
-            : resident_clusters(first, cluster, t.threads_per_block(candidate.point), smem) * cluster;
+    // The layouts this point computes (fp8 and tf32 compile RC only, and serve the others through PACK=1).
+    for (const Layout& layout : gemm_wgmma_kernel_layouts(element_bytes_))
+      if (gemm_wgmma_computes(candidate.point, layout)) {
+        const int i = layout_index(layout);
+        // A persistent grid is as many CTAs of this kernel's clusters as fit on the GPU at once.
+        gemm_[i] = gemm_entry(module_, layout, smem, [this, i, threads, smem, cluster](CUfunction f) {
+          resident_ctas_[i] = cluster == 1 ? resident_ctas(f, threads, smem)
+                                           : resident_clusters(f, cluster, threads, smem) * cluster;
+        });
+      }
+    if (std::none_of(std::begin(gemm_), std::end(gemm_), [](const auto& f) { return f != nullptr; }))
+      throw Error(ErrorKind::internal, candidate.id() + ": the point computes no layout the module exports");
+    check_kernel_meta(module_, candidate);
   }
 
   std::string name() const override { return candidate_.id(); }
@@ -105,17 +102,24 @@ class GemmWgmmaRunner final : public GemmRunner {
     if (launch_quick_return(scale_c_, g, stream)) return;  // before any tensor map is encoded
     const KernelTemplate& t = *candidate_.kernel_template;
     LaunchGeometry geo = t.geometry(candidate_.point, g.shape);
+    // The layout the kernel reads: the problem's, or the packed copies' (PACK=1).
+    const bool packs = candidate_.point["PACK"] != 0;
+    const PackPlan plan = packs ? pack_plan(g.shape, element_bytes_, gemm_wgmma_pack_rule(element_bytes_)) : PackPlan{};
+    const Layout layout = packs ? plan.layout : g.shape.layout;
+    const int entry = layout_index(layout);
+    if (!gemm_[entry])
+      throw Error(ErrorKind::unsupported, candidate_.id() + " has no kernel for layout " + to_string(layout));
+    const CUfunction gemm = gemm_[entry]->get();  // loads it, and reads its residency, on first use
     const int64_t requested = g.overrides.grid > 0             ? g.overrides.grid
-                              : candidate_.point["PERSISTENT"] ? resident_ctas_
+                              : candidate_.point["PERSISTENT"] ? resident_ctas_[entry]
                                                                : 0;
     geo.grid_x = gemm_wgmma_grid(candidate_.point, g.shape, requested, splits(g.overrides));
     // The workspace: the packed (and, for fp8 and tf32, transposed) operands (PACK=1), then the partials.
     TfGemmParams p = gemm_params(g);
     CUdeviceptr partials = workspace;
     DeviceGemm read = g;  // the operands as the kernel reads them: packed or in place
-    if (candidate_.point["PACK"]) {
-      const PackPlan plan = pack_plan(g.shape, element_bytes_, gemm_wgmma_pack_rule(element_bytes_));
-      partials += launch_packing(pack_, plan, g, element_bytes_, workspace, p, stream);
+    if (packs) {
+      partials += launch_packing({&pack_, &pack_transposed_}, plan, g, element_bytes_, workspace, p, stream);
       read.a = reinterpret_cast<CUdeviceptr>(p.a);
       read.b = reinterpret_cast<CUdeviceptr>(p.b);
       read.shape.k = p.k;
@@ -123,10 +127,6 @@ class GemmWgmmaRunner final : public GemmRunner {
       read.shape.ldb = p.ldb;
       read.shape.layout = plan.layout;
     }
-    const CUfunction gemm = gemm_[layout_index(read.shape.layout)];
-    if (!gemm)
-      throw Error(ErrorKind::unsupported,
-                  candidate_.id() + " has no kernel for layout " + to_string(read.shape.layout));
     Maps maps = maps_for(read);  // a copy: another thread may replace the kept maps meanwhile
     p.splits = splits(g.overrides);
     p.workspace = reinterpret_cast<float*>(partials);
@@ -212,12 +212,14 @@ class GemmWgmmaRunner final : public GemmRunner {
 
   Candidate candidate_;
   Module module_;
-  CUfunction scale_c_;
-  CUfunction reduce_;
+  LazyFunction scale_c_;
+  LazyFunction reduce_;
+  LazyFunction pack_;
+  LazyFunction pack_transposed_;
   int64_t element_bytes_;
-  PackKernels pack_;
-  CUfunction gemm_[4] = {};    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not exported
-  int64_t resident_ctas_ = 1;  ///< CTAs of the clusters that fit on the GPU at once
+  int64_t resident_ctas_[4] = {1, 1, 1, 1};  ///< by layout_index: CTAs of the clusters that fit at once, set
+                                             ///< when that kernel loads
+  std::unique_ptr<LazyFunction> gemm_[4];    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not computed
   mutable std::mutex maps_mutex_;
   mutable std::unique_ptr<Maps> maps_;  ///< the last operands' maps, under maps_mutex_
 };

@@ -64,11 +64,21 @@ std::string gemm_entry_name(const Layout& layout) {
   return name;
 }
 
+std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& layout, int64_t shared_memory_bytes,
+                                         std::function<void(CUfunction)> then) {
+  return std::make_unique<LazyFunction>(module, gemm_entry_name(layout), [shared_memory_bytes, then](CUfunction f) {
+    check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             static_cast<int>(shared_memory_bytes)),
+          "cuFuncSetAttribute(max dynamic shared memory)");
+    if (then) then(f);
+  });
+}
+
 int layout_index(const Layout& layout) {
   return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
 }
 
-bool launch_quick_return(CUfunction scale_c, const DeviceGemm& g, CUstream stream) {
+bool launch_quick_return(const LazyFunction& scale_c, const DeviceGemm& g, CUstream stream) {
   switch (quick_return(g.shape)) {
     case QuickReturn::none:
       return false;
@@ -80,7 +90,7 @@ bool launch_quick_return(CUfunction scale_c, const DeviceGemm& g, CUstream strea
   TfGemmParams p = gemm_params(g);
   void* args[] = {&p};
   const LaunchGeometry geo = scale_c_geometry(g.shape);
-  check(cuLaunchKernel(scale_c, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
+  check(cuLaunchKernel(scale_c.get(), static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
                        1, 1, 0, stream, args, nullptr),
         "cuLaunchKernel(tf_scale_c)");
   return true;
@@ -100,7 +110,7 @@ void pack_operand(const PackKernels& kernels, bool transpose, CUdeviceptr src, C
     if (!kernels.transposed) throw Error(ErrorKind::internal, "a plan transposes, but the module has no tf_pack_transposed");
     const auto grid_x = static_cast<unsigned>(std::min<int64_t>((dst_cols + 31) / 32, 65535));
     const auto grid_y = static_cast<unsigned>(std::min<int64_t>((dst_rows + 31) / 32, 65535));
-    check(cuLaunchKernel(kernels.transposed, grid_x, grid_y, 1, 32, 8, 1, 0, stream, args, nullptr),
+    check(cuLaunchKernel(kernels.transposed->get(), grid_x, grid_y, 1, 32, 8, 1, 0, stream, args, nullptr),
           "cuLaunchKernel(tf_pack_transposed)");
     return;
   }
@@ -108,7 +118,7 @@ void pack_operand(const PackKernels& kernels, bool transpose, CUdeviceptr src, C
   const unsigned threads = 256;
   const auto grid_x = static_cast<unsigned>(std::min<int64_t>((vectors + threads - 1) / threads, 65535));
   const auto grid_y = static_cast<unsigned>(std::min<int64_t>(dst_rows, 65535));
-  check(cuLaunchKernel(kernels.pack, grid_x, grid_y, 1, threads, 1, 1, 0, stream, args, nullptr),
+  check(cuLaunchKernel(kernels.pack->get(), grid_x, grid_y, 1, threads, 1, 1, 0, stream, args, nullptr),
         "cuLaunchKernel(tf_pack)");
 }
 
@@ -135,11 +145,12 @@ int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const D
   return plan.a_bytes + plan.b_bytes;
 }
 
-void launch_split_k_reduce(CUfunction reduce, const TfGemmParams& p, const GemmShape& shape, CUstream stream) {
+void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, const GemmShape& shape,
+                           CUstream stream) {
   TfGemmParams arguments = p;
   void* args[] = {&arguments};
   const LaunchGeometry geo = split_k_reduce_geometry(shape);
-  check(cuLaunchKernel(reduce, static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1, 1,
+  check(cuLaunchKernel(reduce.get(), static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1, 1,
                        0, stream, args, nullptr),
         "cuLaunchKernel(tf_reduce)");
 }

@@ -4,6 +4,10 @@
 // misunderstands; and turn one GEMM's operands into the kernel arguments.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <string>
+
 #include "templates/gemm_params.h"
 #include "runtime/cuda/cuda.hpp"
 #include "runtime/cuda/runner.hpp"
@@ -28,18 +32,23 @@ int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t thr
 
 /// The entry point of a storage order, `tf_gemm_rr` … `tf_gemm_cc`, and its index 2·(A col) + (B col).
 std::string gemm_entry_name(const Layout& layout);
+
+/// The GEMM kernel of `layout` in `module` (gemm_entry_name), loaded on first use with `shared_memory_bytes` of
+/// dynamic shared memory opted in; `then`, when given, runs on it once after that (an occupancy to read).
+std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& layout, int64_t shared_memory_bytes,
+                                         std::function<void(CUfunction)> then = {});
 int layout_index(const Layout& layout);
 
 /// The launch a GEMM with a zero size makes instead of the template's own (tunefuzz::quick_return): none for
 /// M or N = 0, tf_scale_c (`scale_c`, from the candidate's module) for K = 0. True when `gemm` was such a
 /// GEMM (the caller launches nothing more), false when the template's kernels must run.
-bool launch_quick_return(CUfunction scale_c, const DeviceGemm& gemm, CUstream stream);
+bool launch_quick_return(const LazyFunction& scale_c, const DeviceGemm& gemm, CUstream stream);
 
 /// The packing kernels of a candidate's module (templates/pack.h); `transposed` is needed only by plans that
 /// transpose (PackRule::tma_k_major).
 struct PackKernels {
-  CUfunction pack = nullptr;
-  CUfunction transposed = nullptr;
+  const LazyFunction* pack = nullptr;
+  const LazyFunction* transposed = nullptr;
 };
 
 /// PACK=1: copies the operands `plan` names into `workspace` (A, then B) with tf_pack or, where the plan
@@ -49,7 +58,8 @@ int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const D
                        int64_t element_bytes, CUdeviceptr workspace, TfGemmParams& p, CUstream stream);
 
 /// Split-K's second pass (tf_reduce, from the candidate's module) over the partials `p` points at.
-void launch_split_k_reduce(CUfunction reduce, const TfGemmParams& p, const GemmShape& shape, CUstream stream);
+void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, const GemmShape& shape,
+                           CUstream stream);
 
 /// The kernel arguments of `gemm` as given: operands, sizes, leading dimensions, alpha and beta; every other
 /// field zero.
