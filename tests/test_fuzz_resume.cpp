@@ -131,7 +131,8 @@ class FuzzResume : public ::testing::Test {
   /// calls, and the folder reproducers were written to.
   static std::string comparable(const YAML::Node& original) {
     YAML::Node report = YAML::Clone(original);
-    for (const char* volatile_field : {"date", "command", "seconds", "compile_seconds", "calls", "call_seconds"})
+    for (const char* volatile_field :
+         {"date", "command", "seconds", "compile_seconds", "calls", "call_seconds", "throughput"})
       report.remove(volatile_field);
     for (YAML::Node failure : report["failures"])
       failure["reproducer"] = fs::path(failure["reproducer"].as<std::string>()).filename().string();
@@ -205,6 +206,30 @@ TEST_F(FuzzResume, TheBudgetCountsTheFuzzingOfEveryCall) {
   EXPECT_GE(third["seconds"].as<int>(), 4);
   EXPECT_GT(third["cases"].as<int64_t>(), first["cases"].as<int64_t>());
   EXPECT_GE(third["rounds"].as<int>(), first["rounds"].as<int>());
+}
+
+// Law: the report says how fast one worker fuzzes plain images and perturbed twins, each from its own jobs'
+// wall time: the fake worker sleeps FAKE_STEP_S (0.3 s) per plain job and 2 s per twin's, so each kind's
+// worker seconds are at least its jobs' sleep (a bound a loaded machine cannot break), and the twins' cannot
+// hold the plain jobs' time. Each kind's cases are the round's: 4 candidates x (9 - 3) plain, x 3 perturbed.
+TEST_F(FuzzResume, TheReportTimesPlainAndPerturbedCasesApart) {
+  ::setenv("FAKE_PERTURBED_STEP_S", "2", 1);
+  const int code = run_to_end("throughput", {"--rounds", "1", "--budget", "1h"});
+  ::unsetenv("FAKE_PERTURBED_STEP_S");
+  ASSERT_EQ(code, 0);
+  const YAML::Node t = YAML::LoadFile(report("throughput").string())["throughput"];
+  ASSERT_TRUE(t) << "the report has no throughput";
+  EXPECT_EQ(t["plain"]["cases"].as<int64_t>(), 4 * 6);
+  EXPECT_EQ(t["perturbed"]["cases"].as<int64_t>(), 4 * 3);
+  EXPECT_GE(t["plain"]["worker_seconds"].as<double>(), 4 * 0.3);
+  EXPECT_GE(t["perturbed"]["worker_seconds"].as<double>(), 4 * 2.0);
+  EXPECT_NEAR(t["perturbed"]["cases_per_worker_second"].as<double>(),
+              12 / t["perturbed"]["worker_seconds"].as<double>(), 0.01);
+  const std::string printed = [] {
+    std::ifstream in(root_ / "throughput" / "fuzz.log");
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }();
+  EXPECT_NE(printed.find("cases per second of one worker:"), std::string::npos) << printed;
 }
 
 TEST_F(FuzzResume, AJournalOfAnotherCampaignIsRefused) {

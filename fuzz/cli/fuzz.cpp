@@ -148,6 +148,10 @@ void print_report(const FuzzRunReport& r, const std::string& domain, FILE* text)
   if (r.last_round_not_started > 0)
     std::fprintf(text, "the budget ran out during the last round: %lld candidates not fuzzed in it\n",
                  static_cast<long long>(r.last_round_not_started));
+  if (r.plain_job_seconds > 0 && r.perturbed_job_seconds > 0)
+    std::fprintf(text, "cases per second of one worker: %.2f on plain images, %.2f on perturbed twins\n",
+                 static_cast<double>(r.timed_plain_cases) / r.plain_job_seconds,
+                 static_cast<double>(r.timed_perturbed_cases) / r.perturbed_job_seconds);
   std::fprintf(text, "coverage (cases per tag):\n");
   for (const auto& [tag, count] : r.coverage)
     std::fprintf(text, "  %-18s %lld\n", tag.c_str(), static_cast<long long>(count));

@@ -143,6 +143,14 @@ std::vector<CompiledCandidate> fold_round(FuzzRunReport& report, std::map<std::s
     total.candidate = r.candidate;
     total.cases_run += r.cases_run;
     total.perturbed_cases_run += r.perturbed_cases_run;
+    if (r.plain_seconds > 0) {
+      report.timed_plain_cases += r.plain_cases_run;
+      report.plain_job_seconds += r.plain_seconds;
+    }
+    if (r.perturbed_seconds > 0) {
+      report.timed_perturbed_cases += r.perturbed_cases_run;
+      report.perturbed_job_seconds += r.perturbed_seconds;
+    }
     for (const auto& [tag, count] : r.coverage) {
       total.coverage[tag] += count;
       if (!fuzz::is_domain_tag(tag)) report.coverage[tag] += count;
@@ -221,6 +229,16 @@ YAML::Node to_yaml(const FuzzRunReport& report) {
     out["call_seconds"].push_back(n);
   }
   out["candidates"] = report.candidates;
+  // Cases per second of one worker, on plain images and on their perturbed twins: what the delays cost.
+  const auto rate = [](int64_t cases, double seconds) {
+    YAML::Node n;
+    n["cases"] = cases;
+    n["worker_seconds"] = std::round(seconds * 10) / 10;
+    n["cases_per_worker_second"] = seconds > 0 ? std::round(static_cast<double>(cases) / seconds * 100) / 100 : 0.0;
+    return n;
+  };
+  out["throughput"]["plain"] = rate(report.timed_plain_cases, report.plain_job_seconds);
+  out["throughput"]["perturbed"] = rate(report.timed_perturbed_cases, report.perturbed_job_seconds);
   YAML::Node tags(YAML::NodeType::Map);
   for (const auto& [tag, count] : report.coverage) tags[tag] = count;
   out["coverage"] = tags;

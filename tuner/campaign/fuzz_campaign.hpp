@@ -53,6 +53,11 @@ struct FuzzRunReport {
   int64_t rounds = 0;
   int64_t cases = 0;
   int64_t last_round_not_started = 0;  ///< candidates of the last round whose job the budget did not start
+  /// Cases on plain images and on perturbed twins, counted where their jobs were timed, and the jobs' summed
+  /// wall time: cases per second of one worker on each (jobs run several at once: neither is the campaign's
+  /// rate, their ratio is what the delays cost).
+  int64_t timed_plain_cases = 0, timed_perturbed_cases = 0;
+  double plain_job_seconds = 0, perturbed_job_seconds = 0;
   std::vector<FuzzCall> calls;         ///< every call of the campaign, this one last
   std::map<std::string, int64_t> coverage;  ///< bug-class tags over every case (domain classes left out)
   std::vector<FuzzedCandidate> totals;      ///< per candidate: its cases and tags over every round

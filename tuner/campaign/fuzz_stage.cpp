@@ -3,6 +3,8 @@
 // or hang, with the case it was running) and the campaign goes on with the next.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -46,8 +48,10 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
   std::filesystem::remove(job.progress);
   // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
   const double slowdown = wrapper.empty() ? 1 : 10;
+  const auto started = std::chrono::steady_clock::now();
   const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
                                            wrapper, slowdown * options.kernel_deadline_s, gpu);
+  out.plain_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;
@@ -102,6 +106,7 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   const std::string name = "fuzz-" + std::to_string(index);
   FuzzedCandidate out =
       fuzz_job(compiled.candidate, compiled.image, options.cases - perturbed, seed, options, name, gpu);
+  out.plain_cases_run = out.cases_run;
   if (out.passed && perturbed > 0) {
     Candidate twin = compiled.candidate;
     twin.perturb = compiled.perturb;
@@ -109,6 +114,7 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
         fuzz_job(twin, compiled.perturbed_image, perturbed, seed ^ 0x5bd1e995u, options, name + "-perturbed", gpu);
     fold(out, shaken, "perturbed");
     out.perturbed_cases_run = shaken.cases_run;
+    out.perturbed_seconds = shaken.plain_seconds;  // the twin's job, timed as fuzz_job times any
     if (out.failure) {
       out.failure->perturb = twin.perturb;
       out.failed_image = compiled.perturbed_image;
@@ -134,6 +140,9 @@ FuzzedCandidate from_journal(const CompiledCandidate& compiled, const YAML::Node
   out.coverage = result.coverage;
   out.failure = result.failure;
   if (const YAML::Node perturbed = event["perturbed_cases"]) out.perturbed_cases_run = perturbed.as<int64_t>();
+  if (const YAML::Node n = event["plain_cases"]) out.plain_cases_run = n.as<int64_t>();
+  if (const YAML::Node s = event["plain_seconds"]) out.plain_seconds = s.as<double>();
+  if (const YAML::Node s = event["perturbed_seconds"]) out.perturbed_seconds = s.as<double>();
   // The reproducer of a failure on the twin reads the twin's PTX.
   if (out.failure && out.failure->perturb != 0) out.failed_image = compiled.perturbed_image;
   return out;
@@ -146,6 +155,9 @@ YAML::Node fuzzed_event(const FuzzedCandidate& f, const std::string& key) {
   event["key"] = key;
   event["seed"] = f.seed;
   event["perturbed_cases"] = f.perturbed_cases_run;
+  event["plain_cases"] = f.plain_cases_run;
+  event["plain_seconds"] = std::round(f.plain_seconds * 1000) / 1000;
+  event["perturbed_seconds"] = std::round(f.perturbed_seconds * 1000) / 1000;
   FuzzResult result;
   result.passed = f.passed;
   result.cases_run = f.cases_run;

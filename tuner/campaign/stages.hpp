@@ -93,6 +93,11 @@ struct FuzzedCandidate {
   bool passed = false;
   int64_t cases_run = 0;
   int64_t perturbed_cases_run = 0;  ///< of cases_run, those on the schedule-perturbed twin
+  /// The plain image's cases (its first job), and the wall time of the worker jobs that ran them and the twin's
+  /// (process start, image load, cases), so that a campaign can say what the perturbation costs per case;
+  /// 0 seconds: not timed (a verdict from the store, or from a journal written before they were kept).
+  int64_t plain_cases_run = 0;
+  double plain_seconds = 0, perturbed_seconds = 0;
   std::map<std::string, int64_t> coverage;
   std::optional<FuzzFailure> failure;  ///< set when it failed (class hang/crash from the watchdog too)
   std::string worker_log;              ///< the worker's stderr tail when it did not finish cleanly
