@@ -213,6 +213,7 @@ output: out.yaml
   EXPECT_EQ(config.budgets.candidate_timeout_s, 120.0);
   EXPECT_EQ(config.budgets.fuzz_workers, 4);
   EXPECT_EQ(config.budgets.strategy, StrategyKind::exhaustive);
+  EXPECT_EQ(config.budgets.fuzz_screen_cases, 0);  // no screen: every candidate gets fuzz_cases
   EXPECT_EQ(config.seed, 0u);
 }
 
@@ -409,6 +410,15 @@ TEST(ConfigErrors, SizesAndCountsMustBePositive) {
   EXPECT_TRUE(fails_with(valid_problems + "budgets:\n  candidate_timeout_s: 0\n" + tail, 4,
                          "budgets.candidate_timeout_s", "must be > 0, got 0"));
   EXPECT_TRUE(fails_with(valid_problems + "seed: -1\n" + tail, 3, "seed", "must be >= 0, got -1"));
+}
+
+TEST(ConfigErrors, AFuzzScreenIsAPositiveCount) {
+  const std::string valid_problems = gpu_line + "problems: [{name: a, m: 1, n: 1, k: 1, precision: bf16}]\n";
+  EXPECT_EQ(parse_config(valid_problems + "budgets:\n  fuzz_screen_cases: 20\n" + tail, "screen.yaml")
+                .budgets.fuzz_screen_cases,
+            20);
+  EXPECT_TRUE(fails_with(valid_problems + "budgets:\n  fuzz_screen_cases: 0\n" + tail, 4,
+                         "budgets.fuzz_screen_cases", "must be >= 1, got 0"));
 }
 
 TEST(ConfigErrors, AnUnknownStrategyIsNamedWithTheOnesThereAre) {

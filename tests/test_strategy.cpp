@@ -369,4 +369,42 @@ TEST_F(StrategyCampaigns, AnUnknownStrategyIsRefusedNamingTheFlag) {
       << said.str();
 }
 
+// Law (fuzz budget by stage): with budgets.fuzz_screen_cases every candidate is screened with that many cases
+// and each problem's winner alone gets the full budget before it enters the table, so the table has the
+// full-budget campaign's winners, each with both counts in its evidence; a winner that fails only its full
+// budget (FAKE_FAIL_ABOVE: a bug that the screen's few cases miss) is demoted, and the problem's next timed
+// candidate is confirmed and wins.
+TEST_F(StrategyCampaigns, AScreenFuzzesEveryCandidateALittleAndConfirmsEachWinnerInFull) {
+  const std::string staged = config("staged", "SPLIT_K: [1, 2, 3, 4]", "  fuzz_screen_cases: 4\n");
+  const Campaign& full = with(StrategyKind::exhaustive, four_);
+  const Campaign& screened = campaign("staged", staged);
+  ASSERT_EQ(full.exit_code, 0);
+  ASSERT_EQ(screened.exit_code, 0);
+  std::map<std::string, std::string> winners;
+  for (const auto& [name, row] : rows(full)) winners[name] = row["winner"]["id"].as<std::string>();
+  for (const auto& [name, row] : rows(screened)) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(row["winner"]["id"].as<std::string>(), winners[name]);
+    const YAML::Node fuzz = row["fuzz"];
+    EXPECT_EQ(fuzz["screen_cases"].as<int64_t>(), 4);
+    EXPECT_EQ(fuzz["cases_passed"].as<int64_t>(), 4 + 10);
+    EXPECT_EQ(fuzz["perturbed_cases_passed"].as<int64_t>(), 1 + 3);
+    EXPECT_NE(fuzz["confirmation_seed"].as<uint64_t>(), fuzz["seed"].as<uint64_t>());
+  }
+  // The square problem's winner fails its full budget: the next one wins, confirmed in full as well.
+  const std::string loser = winners["square_1024"];
+  ::setenv("FAKE_FAIL_ABOVE", (loser + ":4").c_str(), 1);
+  const Campaign& demoted = campaign("staged-demoted", staged);
+  ::unsetenv("FAKE_FAIL_ABOVE");
+  ASSERT_EQ(demoted.exit_code, 0);
+  for (const auto& [name, row] : rows(demoted)) {
+    SCOPED_TRACE(name);
+    EXPECT_NE(row["winner"]["id"].as<std::string>(), loser);
+    EXPECT_EQ(row["fuzz"]["cases_passed"].as<int64_t>(), 4 + 10);
+  }
+  const YAML::Node stages = YAML::LoadFile((root_ / "staged-demoted" / "out.stages.yaml").string());
+  EXPECT_GE(stages["time"]["entries"]["fuzz"].as<int64_t>(), 1) << stages["time"];
+  EXPECT_EQ(stages["fuzz"]["failures"][0]["id"].as<std::string>(), loser) << stages["fuzz"];
+}
+
 }  // namespace

@@ -96,6 +96,12 @@ struct FuzzedCandidate {
   /// The plain image's cases (its first job), and the wall time of the worker jobs that ran them and the twin's
   /// (process start, image load, cases), so that a campaign can say what the perturbation costs per case;
   /// 0 seconds: not timed (a verdict from the store, or from a journal written before they were kept).
+  /// tune run with a screen (budgets.fuzz_screen_cases): this winner also got the full budget
+  /// (confirm_winners), whose cases and coverage are counted above, after `screen_cases` cases of its screen;
+  /// `confirmation_seed` replays the full budget's cases as `seed` does the screen's.
+  bool confirmed = false;
+  int64_t screen_cases = 0;
+  uint64_t confirmation_seed = 0;
   int64_t plain_cases_run = 0;
   double plain_seconds = 0, perturbed_seconds = 0;
   std::map<std::string, int64_t> coverage;

@@ -22,6 +22,7 @@
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/problem_coverage.hpp"
 #include "tuner/campaign/reproducer.hpp"
+#include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/campaign/session.hpp"
@@ -238,6 +239,13 @@ fs::path output_of(const Config& config) {
   return config.file.parent_path() / config.output;
 }
 
+// Each problem's winner (empty where it has none), in problem order.
+std::vector<std::string> winner_ids(const std::vector<ProblemTiming>& timings) {
+  std::vector<std::string> out;
+  for (const ProblemTiming& t : timings) out.push_back(t.winner() ? t.winner()->id : std::string());
+  return out;
+}
+
 int command_run(Options o) {
   std::string work = o.work_directory;
   const GpuChoice gpu_choice = o.gpus.empty() ? GpuChoice{} : parse_gpu_choice(o.gpus);
@@ -311,8 +319,12 @@ int command_run(Options o) {
   fuzz_options.retry_quarantined = o.retry_quarantined;
   fuzz_options.store = store_use;
   fuzz_options.gpus = gpus;
+  // Fuzz budget by stage: with a screen, every candidate gets the screen's cases now and each winner the full
+  // budget after timing (confirm_winners); without one, every candidate gets the full budget now.
+  const int64_t screen = config.budgets.fuzz_screen_cases;
+  const bool staged = screen > 0 && screen < config.budgets.fuzz_cases;
+  if (staged) fuzz_options.cases = screen;
   auto fuzzed = fuzz_stage(compiled, fuzz_options);
-  write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
   TimeOptions time_options{work_directory,
                            config.budgets.timing_warmup,
                            config.budgets.timing_repeats,
@@ -327,16 +339,26 @@ int command_run(Options o) {
   time_options.store = store_use;
   time_options.gpus = gpus;
   auto timings = time_stage(config.problems, fuzzed, time_options);
-  if (!o.no_sanitize) {
-    SanitizeOptions sanitize_options;
-    sanitize_options.work_directory = work_directory / "sanitize";
-    sanitize_options.workers = static_cast<int>(config.budgets.fuzz_workers);
-    sanitize_options.gpus = gpus;
-    sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
-      return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
-    };
-    sanitize_winners(timings, fuzzed, sanitize_options);
+  FuzzOptions full = fuzz_options;
+  full.cases = config.budgets.fuzz_cases;
+  full.seed = confirmation_seed(config.seed);
+  full.work_directory = work_directory / "confirm";
+  SanitizeOptions sanitize_options;
+  sanitize_options.work_directory = work_directory / "sanitize";
+  sanitize_options.workers = static_cast<int>(config.budgets.fuzz_workers);
+  sanitize_options.gpus = gpus;
+  sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
+    return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
+  };
+  // Before a winner enters the table: its full fuzz budget (with a screen), then the sanitizers. Either may
+  // demote it; the next winner must pass both, so the two run again until neither demotes anything.
+  for (bool again = true; again;) {
+    if (staged) confirm_winners(timings, fuzzed, compiled, full);
+    const std::vector<std::string> confirmed = winner_ids(timings);
+    if (!o.no_sanitize) sanitize_winners(timings, fuzzed, sanitize_options);
+    again = staged && winner_ids(timings) != confirmed;  // a demoted winner's successor is not confirmed yet
   }
+  write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
 
   Provenance provenance = make_provenance(o.command_line, o.config, prepared.compiler);
   for (const TemplateSearch& search : config.templates) {

@@ -556,10 +556,13 @@ Pruning read_pruning(const Context& context, const Field& field) {
 Budgets read_budgets(const Context& context, const Field& field) {
   const Section section(
       context, field,
-      std::vector<std::string_view>{"fuzz_cases", "timing_warmup", "timing_repeats", "timing_screen_repeats",
-                                    "timing_finalists", "candidate_timeout_s", "fuzz_workers", "strategy"});
+      std::vector<std::string_view>{"fuzz_cases", "fuzz_screen_cases", "timing_warmup", "timing_repeats",
+                                    "timing_screen_repeats", "timing_finalists", "candidate_timeout_s",
+                                    "fuzz_workers", "strategy"});
   Budgets budgets;
   if (auto value = section.find("fuzz_cases")) budgets.fuzz_cases = read_integer_in(context, *value, 1, 1'000'000'000);
+  if (auto value = section.find("fuzz_screen_cases"))
+    budgets.fuzz_screen_cases = read_integer_in(context, *value, 1, 1'000'000'000);
   if (auto value = section.find("timing_warmup")) {
     budgets.timing_warmup = read_integer_in(context, *value, 0, 1'000'000);
   }

@@ -93,6 +93,10 @@ struct Pruning {
 
 struct Budgets {
   int64_t fuzz_cases = 100;           ///< RapidCheck cases per candidate
+  /// `tune run`: cases every compiled candidate is screened with; a problem's winner then gets `fuzz_cases` more
+  /// of its own before it enters a table (tuner/campaign/confirm_stage). 0, or at least fuzz_cases: no screen,
+  /// every candidate gets fuzz_cases.
+  int64_t fuzz_screen_cases = 0;
   int64_t timing_warmup = 5;          ///< untimed launches before timing
   int64_t timing_repeats = 30;        ///< timed launches per finalist and problem (median reported)
   int64_t timing_screen_repeats = 3;  ///< timed launches per candidate in the screening round

@@ -299,6 +299,10 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
         evidence["perturbed_cases_passed"] = f->perturbed_cases_run;  // of cases_passed, on the perturbed twin
         evidence["cases_budget"] = fuzz_cases_per_candidate;
         evidence["seed"] = f->seed;
+        if (f->confirmed) {  // screened with a few cases, then confirmed with the budget (confirm_winners)
+          evidence["screen_cases"] = f->screen_cases;
+          evidence["confirmation_seed"] = f->confirmation_seed;
+        }
         YAML::Node coverage(YAML::NodeType::Map);  // the bug classes its cases exercised
         for (const auto& [tag, count] : f->coverage)
           if (!fuzz::is_domain_tag(tag)) coverage[tag] = count;

@@ -1,0 +1,74 @@
+#include "tuner/campaign/confirm_stage.hpp"
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "fuzz/triage.hpp"
+#include "tuner/common/error.hpp"
+
+namespace tunefuzz {
+
+uint64_t confirmation_seed(uint64_t campaign_seed) { return campaign_seed ^ 0x9e3779b97f4a7c15ull; }
+
+namespace {
+
+// The winners no confirmation has judged yet, each once.
+std::vector<std::string> unconfirmed_winners(const std::vector<ProblemTiming>& timings,
+                                             const std::map<std::string, FuzzedCandidate*>& fuzzed) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const ProblemTiming& t : timings) {
+    const TimedEntry* w = t.winner();
+    if (!w || !seen.insert(w->id).second) continue;
+    const auto f = fuzzed.find(w->id);
+    if (f == fuzzed.end()) throw Error(ErrorKind::internal, "the winner " + w->id + " is not among the fuzzed candidates");
+    if (!f->second->confirmed) out.push_back(w->id);
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t confirm_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedCandidate>& fuzzed,
+                        const std::vector<CompiledCandidate>& compiled, const FuzzOptions& full) {
+  std::map<std::string, FuzzedCandidate*> by_id;
+  for (FuzzedCandidate& f : fuzzed) by_id[f.candidate.id()] = &f;
+  std::map<std::string, const CompiledCandidate*> images;
+  for (const CompiledCandidate& c : compiled) images[c.candidate.id()] = &c;
+  int64_t demoted = 0;
+  for (std::vector<std::string> todo = unconfirmed_winners(timings, by_id); !todo.empty();
+       todo = unconfirmed_winners(timings, by_id)) {
+    std::vector<CompiledCandidate> round;
+    for (const std::string& id : todo) round.push_back(*images.at(id));
+    for (const FuzzedCandidate& v : fuzz_stage(round, full)) {
+      FuzzedCandidate& f = *by_id.at(v.candidate.id());
+      f.confirmed = true;
+      f.screen_cases = f.cases_run;
+      f.confirmation_seed = v.seed;
+      f.cases_run += v.cases_run;
+      f.perturbed_cases_run += v.perturbed_cases_run;
+      for (const auto& [tag, count] : v.coverage) f.coverage[tag] += count;
+      if (v.passed) continue;
+      // Failed (or not judged: quarantined by an earlier kill): out, as a candidate failing its screen is.
+      f.passed = false;
+      f.quarantined = v.quarantined;
+      f.failure = v.failure;
+      f.failed_image = v.failed_image;
+      f.seed = v.seed;
+      f.worker_log = v.worker_log;
+      for (ProblemTiming& t : timings)
+        for (TimedEntry& e : t.entries) {
+          if (e.id != v.candidate.id() || e.status != "timed") continue;
+          e.status = "fuzz";
+          e.message = "failed its full fuzz budget: " +
+                      (v.failure ? std::string(fuzz::to_string(v.failure->failure_class)) + ": " + v.failure->message
+                                 : std::string(v.quarantined ? "quarantined" : "not fuzzed"));
+          ++demoted;
+        }
+    }
+  }
+  return demoted;
+}
+
+}  // namespace tunefuzz
