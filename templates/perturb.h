@@ -26,14 +26,16 @@ __device__ __forceinline__ tf_u32 tf_perturb_mix(tf_u32 x) {
   return x;
 }
 
-// `site` names the call (its line is enough), `step` the iteration the caller is in (K tile, output tile).
-__device__ __forceinline__ void tf_perturb(tf_u32 site, tf_u32 step) {
+// The hash deciding this warp's wait at a call: `site` names the call (its line is enough), `step` the
+// iteration the caller is in (K tile, output tile), `salt` the kind of wait.
+__device__ __forceinline__ tf_u32 tf_perturb_hash(tf_u32 site, tf_u32 step, tf_u32 salt) {
   const tf_u32 warp = threadIdx.x / 32u;
-  const tf_u32 h = tf_perturb_mix(static_cast<tf_u32>(TF_PERTURB) ^
-                                  tf_perturb_mix(blockIdx.x * 0x9e3779b9u ^ warp * 0x85ebca6bu ^
-                                                 site * 0xc2b2ae35u ^ step * 0x27d4eb2fu));
-  if ((h & 3u) != 0) return;
-  const tf_u32 nanoseconds = h >> 20;  // 0 .. 4095
+  return tf_perturb_mix(static_cast<tf_u32>(TF_PERTURB) ^
+                        tf_perturb_mix(blockIdx.x * 0x9e3779b9u ^ warp * 0x85ebca6bu ^ site * 0xc2b2ae35u ^
+                                       step * 0x27d4eb2fu ^ salt));
+}
+
+__device__ __forceinline__ void tf_perturb_sleep(tf_u32 nanoseconds) {
 #if defined(__HIPCC__) || defined(__HIPCC_RTC__)
   for (tf_u32 i = 0; i < nanoseconds / 64u; ++i) __builtin_amdgcn_s_sleep(1);  // ~64 cycles each
 #else
@@ -41,21 +43,17 @@ __device__ __forceinline__ void tf_perturb(tf_u32 site, tf_u32 step) {
 #endif
 }
 
+__device__ __forceinline__ void tf_perturb(tf_u32 site, tf_u32 step) {
+  const tf_u32 h = tf_perturb_hash(site, step, 0);
+  if ((h & 3u) == 0) tf_perturb_sleep(h >> 20);  // one call in four, 0 .. 4095 ns
+}
+
 // Before a hand-off to *another CTA* (a split's partial, read by whichever CTA arrives last): CTAs of one
 // launch drift apart by microseconds, so a window between them stays shut under tf_perturb's short waits.
 // Here about one call in two waits, up to about 32 µs (a fuzz case's split-K tile runs for tens of µs).
 __device__ __forceinline__ void tf_perturb_far(tf_u32 site, tf_u32 step) {
-  const tf_u32 warp = threadIdx.x / 32u;
-  const tf_u32 h = tf_perturb_mix(static_cast<tf_u32>(TF_PERTURB) ^
-                                  tf_perturb_mix(blockIdx.x * 0x9e3779b9u ^ warp * 0x85ebca6bu ^
-                                                 site * 0xc2b2ae35u ^ step * 0x27d4eb2fu ^ 0x1b873593u));
-  if ((h & 1u) != 0) return;
-  const tf_u32 nanoseconds = h >> 17;  // 0 .. 32767
-#if defined(__HIPCC__) || defined(__HIPCC_RTC__)
-  for (tf_u32 i = 0; i < nanoseconds / 64u; ++i) __builtin_amdgcn_s_sleep(1);
-#else
-  __nanosleep(nanoseconds);
-#endif
+  const tf_u32 h = tf_perturb_hash(site, step, 0x1b873593u);
+  if ((h & 1u) == 0) tf_perturb_sleep(h >> 17);  // 0 .. 32767 ns
 }
 #else
 #define tf_perturb(site, step) ((void)0)

@@ -48,10 +48,8 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
   std::filesystem::remove(job.progress);
   // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
   const double slowdown = wrapper.empty() ? 1 : 10;
-  const auto started = std::chrono::steady_clock::now();
   const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
                                            wrapper, slowdown * options.kernel_deadline_s, gpu);
-  out.plain_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;
@@ -104,17 +102,23 @@ FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& o
   const int64_t perturbed = compiled.perturbed_image.empty() ? 0 : perturbed_cases(options.cases);
   const uint64_t seed = candidate_seed(options.seed, compiled.candidate.id());
   const std::string name = "fuzz-" + std::to_string(index);
+  const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto started = std::chrono::steady_clock::now();
   FuzzedCandidate out =
       fuzz_job(compiled.candidate, compiled.image, options.cases - perturbed, seed, options, name, gpu);
   out.plain_cases_run = out.cases_run;
+  out.plain_seconds = seconds_since(started);
   if (out.passed && perturbed > 0) {
     Candidate twin = compiled.candidate;
     twin.perturb = compiled.perturb;
+    started = std::chrono::steady_clock::now();
     const FuzzedCandidate shaken =
         fuzz_job(twin, compiled.perturbed_image, perturbed, seed ^ 0x5bd1e995u, options, name + "-perturbed", gpu);
+    out.perturbed_seconds = seconds_since(started);
     fold(out, shaken, "perturbed");
     out.perturbed_cases_run = shaken.cases_run;
-    out.perturbed_seconds = shaken.plain_seconds;  // the twin's job, timed as fuzz_job times any
     if (out.failure) {
       out.failure->perturb = twin.perturb;
       out.failed_image = compiled.perturbed_image;
