@@ -152,7 +152,9 @@ TEST(CliExitCodes, AsDocumented) {
   const fs::path work = fs::path(kSource) / "fuzz-work";
   const bool work_was_there = fs::exists(work);
   EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --json --budget 1s").exit_code, 3);
-  if (!work_was_there) EXPECT_FALSE(fs::exists(work)) << "fuzz run without a GPU made " << work;
+  if (!work_was_there) {
+    EXPECT_FALSE(fs::exists(work)) << "fuzz run without a GPU made " << work;
+  }
   EXPECT_EQ(run(kBin + "fuzz run configs/smoke.yaml --budget soon").exit_code, 2);
   // fuzz mutants --template names a template the config does not search: bad input naming it, before any
   // compile.
@@ -160,6 +162,12 @@ TEST(CliExitCodes, AsDocumented) {
       run("sh -c '" + kBin + "fuzz mutants configs/smoke.yaml --template gemm_wgmma 2>&1'");
   EXPECT_EQ(mutants.exit_code, 2);
   EXPECT_NE(mutants.out.find("no point of template gemm_wgmma"), std::string::npos) << mutants.out;
+  // --mutant names a bug the template does not declare: bad input naming it and the bugs it has, before any
+  // compile.
+  const Outcome bug = run("sh -c '" + kBin + "fuzz mutants configs/smoke.yaml --mutant no_such_bug 2>&1'");
+  EXPECT_EQ(bug.exit_code, 2);
+  EXPECT_NE(bug.out.find("--mutant no_such_bug"), std::string::npos) << bug.out;
+  EXPECT_NE(bug.out.find("declares no such injected bug (it has "), std::string::npos) << bug.out;
   // An unknown sanitizer tool is bad input, named, before any compile.
   const Outcome tool = run("sh -c '" + kBin + "fuzz mutants configs/smoke.yaml --sanitize leakcheck 2>&1'");
   EXPECT_EQ(tool.exit_code, 2);

@@ -421,7 +421,7 @@ rc::Gen<Input> inputs(const Corpus& c) {
                            rc::gen::elementOf(std::vector<std::string>{
                                "space", "compile", "run", "show", "export", "merge", "report", "check", "replay",
                                "mutants", "--json", "--explain", "--template", "-j", "--jobs", "--format", "-o",
-                               "--cases", "--budget", "--rounds", "--seed", "--timeout", "--sanitize", "--resume", "--help",
+                               "--cases", "--budget", "--rounds", "--seed", "--timeout", "--sanitize", "--resume", "--help", "--mutant",
                                "--version", "--", "-", "", "@odd", "@doc"}),
                            number)),
                        [](const Args& args) {

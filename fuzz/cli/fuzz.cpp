@@ -58,6 +58,7 @@ struct Options {
   bool huge = false;
   double timeout_s = 0;       ///< mutants: the watchdog per mutant (0: at least 600 s, for the huge cases)
   std::string template_name;  ///< mutants: the template whose bugs to inject (default: the config's first)
+  std::vector<std::string> mutant_names;  ///< mutants: only these of the template's bugs (empty: all)
   bool json = false;
   bool resume = false;             ///< run: carry on the campaign in the report's journal
   bool retry_quarantined = false;  ///< run: with --resume, fuzz candidates that were running at two kills
@@ -320,8 +321,18 @@ int command_mutants(const Options& o) {
   if (names.size() < 2)
     throw Error(ErrorKind::unsupported,
                 "template " + base.kernel_template->name + " declares no injected bugs");
+  for (const std::string& wanted : o.mutant_names)
+    if (std::find(names.begin() + 1, names.end(), wanted) == names.end()) {
+      std::string known;
+      for (size_t code = 1; code < names.size(); ++code) known += (code > 1 ? ", " : "") + names[code];
+      throw Error(ErrorKind::bad_input, "--mutant " + wanted + ": template " + base.kernel_template->name +
+                                            " declares no such injected bug (it has " + known + ")");
+    }
   std::vector<Candidate> mutants;
   for (size_t code = 1; code < names.size(); ++code) {
+    if (!o.mutant_names.empty() &&
+        std::find(o.mutant_names.begin(), o.mutant_names.end(), names[code]) == o.mutant_names.end())
+      continue;
     Candidate m = base;
     m.mutant = static_cast<int>(code);
     mutants.push_back(m);
@@ -526,6 +537,8 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   mutants->add_option("--template", o.template_name,
                       "the template whose bugs are injected (default: the first the config searches)");
+  mutants->add_option("--mutant", o.mutant_names,
+                      "only this injected bug (repeatable; default: every bug the template declares)");
   mutants->add_option("--timeout", o.timeout_s,
                       "seconds before a mutant's worker counts as hung (default: 600, or the config's "
                       "candidate_timeout_s if longer: huge cases take seconds each); a kernel that never "
