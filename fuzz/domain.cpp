@@ -119,6 +119,48 @@ int64_t residue_modulus(Dimension d, const CaseSpace& space) {
   return std::max<int64_t>(1, kWidestAccessBytes / (of_c ? space.output_bytes : space.input_bytes));
 }
 
+namespace {
+
+/// The multiple is_aligned asks of a dimension: its residue modulus, and for N C's as well (N is C's row).
+int64_t alignment_of(Dimension d, const CaseSpace& space) {
+  const int64_t modulus = residue_modulus(d, space);
+  return d == Dimension::n ? std::lcm(modulus, residue_modulus(Dimension::ldc, space)) : modulus;
+}
+
+/// The sizes that are some operand's stored row: N (C, and row-major B), K (row-major A, column-major B),
+/// M only when A is column-major.
+bool is_row_length(Dimension d, const CaseRecord& r) {
+  return d == Dimension::n || d == Dimension::k || (d == Dimension::m && r.layout.a == Order::col);
+}
+
+}  // namespace
+
+bool is_aligned(const CaseRecord& r, const CaseSpace& space) {
+  for (Dimension d : kDimensions) {
+    if (is_size(d) && !is_row_length(d, r)) continue;
+    if (value_of(r, d) % alignment_of(d, space) != 0) return false;
+  }
+  return true;
+}
+
+CaseRecord aligned(CaseRecord r, const Steps& steps, const CaseSpace& space) {
+  const auto unit = [&](Dimension d) {
+    return std::lcm(std::max<int64_t>(1, steps[static_cast<size_t>(d)]), alignment_of(d, space));
+  };
+  for (Dimension d : {Dimension::m, Dimension::n, Dimension::k}) {
+    int64_t& v = d == Dimension::m ? r.m : d == Dimension::n ? r.n : r.k;
+    if (v > 0 && is_row_length(d, r)) v = std::max(unit(d), v / unit(d) * unit(d));
+  }
+  for (Dimension d : {Dimension::lda, Dimension::ldb, Dimension::ldc}) {
+    const int64_t extent = extent_of(r, d), u = unit(d);
+    padding_of(r, d) = (std::max<int64_t>(1, extent + padding_of(r, d)) + u - 1) / u * u - extent;
+  }
+  r.a_offset = r.a_offset / unit(Dimension::a_offset) * unit(Dimension::a_offset);
+  r.b_offset = r.b_offset / unit(Dimension::b_offset) * unit(Dimension::b_offset);
+  r.c_offset = r.c_offset / unit(Dimension::c_offset) * unit(Dimension::c_offset);
+  return r;
+}
+
 std::string DomainClass::tag() const {
   const std::string name = fuzz::to_string(dimension);
   switch (kind) {

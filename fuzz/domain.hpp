@@ -65,6 +65,15 @@ std::vector<int64_t> class_values(const DomainClass& domain_class, const CaseRec
 /// The finest step of each dimension (indexed by Dimension) a candidate accepts in one layout.
 using Steps = std::array<int64_t, kDimensions.size()>;
 
+/// Whether every row length, leading dimension and base offset of `record` is a multiple of 16 bytes of its
+/// element (residue_modulus; N of C's element too, as C's row length): the problems most callers have, and
+/// the only ones on which a launcher takes its widest paths (TMA stores of C, 16-byte loads everywhere).
+bool is_aligned(const CaseRecord& record, const CaseSpace& space);
+
+/// `record` moved onto is_aligned's multiples, each also a multiple of its dimension's step in `steps`:
+/// sizes down (never below one multiple; zero stays zero), leading dimensions up, offsets down.
+CaseRecord aligned(CaseRecord record, const Steps& steps, const CaseSpace& space);
+
 /// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256, 64
 /// and 16, packed leading dimensions, aligned bases), and each of those records with one dimension moved off
 /// by one element.

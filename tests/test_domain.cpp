@@ -7,7 +7,8 @@
 // A, B, C offsets modulo 16 bytes of their element; M, N, K zero, whole tiles or a partial tile) is reached:
 // among kDraws cases for problems without a zero size, among kEmptyDraws cases with one (a quick return,
 // which reads no operand, accepts residues the others do not); and (c) the refusal filters out at most half
-// of the draws before it (when written, it kept 199 of 200 at the least). "Accepted" is found by probing the
+// of the draws before it (when written, it kept 199 of 200 at the least); and (d) where the candidate accepts
+// problems aligned throughout (fuzz::is_aligned), at least one case in eight is one. "Accepted" is found by probing the
 // refusal itself, moving one dimension of generated cases at a time over a range of values; nothing here
 // restates a rule. Also: zero sizes are accepted by every template, negative ones and short rows refused,
 // and the launch decision for them.
@@ -151,7 +152,7 @@ TEST(Domain, WithValueMovesOneDimensionAndKeepsTheOthers) {
 }
 
 TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
-  int checked = 0, lowest_kept = kBroadDraws;
+  int checked = 0, lowest_kept = kBroadDraws, lowest_aligned = kDraws;
   for (const Candidate& c : candidates_under_law()) {
     SCOPED_TRACE(c.id());
     const fuzz::CaseSpace space = device::case_space_for(c, kSmCount);
@@ -165,9 +166,10 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
       rc::Random random(20250715 + l);
       std::vector<fuzz::CaseRecord> bases;
       std::set<std::string> reached, reached_empty;
-      int empty_draws = 0;
+      int empty_draws = 0, aligned_draws = 0;
       for (int i = 0; i < kDraws || (empty_draws < kEmptyDraws && i < 40 * kDraws); ++i) {
         const fuzz::CaseRecord r = gen(random.split(), i % 101).value();
+        if (i < kDraws) aligned_draws += fuzz::is_aligned(r, one);
         if (const auto why = refusal(c, r)) {
           ADD_FAILURE() << "generated a case the candidate refuses: " << fuzz::to_string(r) << ": " << *why;
           break;
@@ -192,6 +194,14 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
                               << (empty ? "problems with" : "problems without") << " a zero size ("
                               << (empty ? empty_draws : kDraws) << " cases)";
       }
+      // (d) Problems aligned throughout, the common kind and the only one some launch paths take (a TMA
+      // store of C), are a fair share of the cases, not the few a conjunction of independent residues gives.
+      // (A candidate that exists for misaligned operands, PACK=1, refuses aligned ones.)
+      if (!refusal(c, fuzz::probe_bases(one, one.layouts.front()).front())) {
+        EXPECT_GE(aligned_draws, kDraws / 8) << "only " << aligned_draws << " of " << kDraws
+                                             << " cases have every row, leading dimension and base aligned";
+        lowest_aligned = std::min(lowest_aligned, aligned_draws);
+      }
       // The refusal filters few of the broad draws: a fuzz job spends its time on cases, not on redraws.
       const rc::Gen<fuzz::CaseRecord> broad = fuzz::gen_broad_case(one);
       int kept = 0;
@@ -210,8 +220,9 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
     }
   }
   EXPECT_GT(checked, 100);
-  std::printf("domain law checked on %d candidate layouts; the refusal kept at least %d of %d broad draws\n",
-              checked, lowest_kept, kBroadDraws);
+  std::printf("domain law checked on %d candidate layouts; the refusal kept at least %d of %d broad draws; "
+              "at least %d of %d cases aligned throughout\n",
+              checked, lowest_kept, kBroadDraws, lowest_aligned, kDraws);
 }
 
 // Quick return: every template accepts a problem with M, N or K zero in every layout it computes, whatever
