@@ -1,5 +1,5 @@
-// Successive halving: every candidate is screened with one launch, then only the fastest third goes on to a
-// rung of three times the launches, and so on, until at most `kLastRung` are left; those are verified and
+// Successive halving: every candidate is screened with one launch, then only the fastest quarter goes on to a
+// rung of four times the launches, and so on, until at most `kLastRung` are left; those are verified and
 // timed in full, and the close ones re-timed in turns as the exhaustive strategy does. It spends fewer
 // launches than exhaustive on large spaces, but still looks at every candidate once.
 #include <algorithm>
@@ -10,7 +10,7 @@ namespace tunefuzz {
 
 namespace {
 
-constexpr int64_t kReduction = 3;  // survivors of a rung: a third (at least one)
+constexpr int64_t kReduction = 4;  // survivors of a rung: a quarter (at least kLastRung)
 constexpr size_t kLastRung = 3;    // timed in full once no more than this many are left
 
 class Halving : public SearchStrategy {

@@ -49,13 +49,13 @@ class ModelGuided : public SearchStrategy {
   }
 
   // Candidates of one template with one output tile (BM x BN), one load path (VEC, PACK), one shared-memory
-  // layout (SWIZZLE) and one split of K form a group: the model's misses are alike within a group and differ
-  // between groups.
+  // layout (SWIZZLE), one split of K and one rasterisation (GROUP_M: on a wide problem it alone moved a time
+  // by a third) form a group: the model's misses are alike within a group and differ between groups.
   std::string group_of(const SearchState& state, const std::string& id) const {
     const Candidate& c = state.candidates[index_.at(id)].candidate;
     std::string group = c.kernel_template->name + "/" + std::to_string(c.point["BM"]) + "x" +
                         std::to_string(c.point["BN"]);
-    for (const char* name : {"VEC", "PACK", "SWIZZLE", "SPLIT_K"})
+    for (const char* name : {"VEC", "PACK", "SWIZZLE", "SPLIT_K", "GROUP_M"})
       if (c.kernel_template->parameter(name)) group += "/" + std::to_string(c.point[name]);
     return group;
   }
