@@ -8,7 +8,10 @@
 #include <filesystem>
 #include <string>
 
+#include <fstream>
+
 #include "tuner/campaign/sanitize_stage.hpp"
+#include "tuner/store/verdict_store.hpp"
 #include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
@@ -114,6 +117,38 @@ TEST_F(SanitizeWinners, NoWinnerWhenEveryCandidateHasAFinding) {
     EXPECT_EQ(t.winner(), nullptr);
     EXPECT_TRUE(t.sanitizers.empty());
   }
+}
+
+// With a verdict store, a rerun replays nothing it has a verdict for, a finding included; a winner whose
+// image changed, or another driver, is replayed again.
+TEST_F(SanitizeWinners, ARerunTakesEveryVerdictFromTheStoreAndReplaysOnlyWhatChanged) {
+  for (const FuzzedCandidate& f : fuzzed_) std::ofstream(f.image) << "image of " << f.candidate.id();
+  const VerdictStore store(root_ / "verdicts");
+  options_.store = {&store, "card", "driver 1"};
+  ::setenv("FAKE_SANITIZER_FINDS", "BM=64,", 1);
+  const std::vector<ProblemTiming> fresh = timings_;
+  const auto run = [&] {
+    fs::remove_all(options_.work_directory);
+    timings_ = fresh;
+    sanitize_winners(timings_, fuzzed_, options_);
+    for (const ProblemTiming& t : timings_) {
+      ASSERT_NE(t.winner(), nullptr);
+      EXPECT_EQ(t.winner()->id, slow_.id());
+      EXPECT_EQ(t.entries[1].status, "sanitizer");
+      EXPECT_NE(t.entries[1].message.find("Race reported"), std::string::npos) << t.entries[1].message;
+    }
+  };
+  run();
+  EXPECT_EQ(replays(), 4 * 2);  // the runner-up's; the winner's finding stops each tool before a worker runs
+  run();
+  EXPECT_EQ(replays(), 0) << "every (winner, tool) verdict was in the store";
+  fuzzed_[1].image = root_ / "rebuilt.cubin";  // the runner-up's image changes (images live by content)
+  std::ofstream(fuzzed_[1].image) << "rebuilt";
+  run();
+  EXPECT_EQ(replays(), 4 * 2);
+  options_.store.driver = "driver 2";
+  run();
+  EXPECT_EQ(replays(), 4 * 2);
 }
 
 TEST_F(SanitizeWinners, WithoutTheToolTheStageSaysSo) {

@@ -134,6 +134,41 @@ TEST_F(VerdictKeys, EveryFieldThatDecidesATimingChangesItsKeyAndNothingElseDoes)
   EXPECT_FALSE(changes([&] { fuzzed_.cases_run = 5; }));
 }
 
+TEST_F(VerdictKeys, EveryFieldThatDecidesASanitizerVerdictChangesItsKeyAndNothingElseDoes) {
+  std::vector<std::string> wrapper = {"compute-sanitizer", "--tool", "racecheck"};
+  std::vector<fuzz::CaseRecord> cases(2);
+  cases[0].m = cases[0].n = cases[0].k = 256;
+  cases[1].m = 300;
+  const auto digest = [&] {
+    return verdict_digest(VerdictKind::sanitizer,
+                          sanitizer_key(fuzzed_.candidate, fuzzed_.image, wrapper, cases, fuzz_.store));
+  };
+  const std::string base = digest();
+  const auto changes = [&](const auto& change) {
+    const auto w = wrapper;
+    const auto c = cases;
+    const FuzzedCandidate fuzzed = fuzzed_;
+    const StoreUse store = fuzz_.store;
+    change();
+    const std::string changed = digest();
+    wrapper = w;
+    cases = c;
+    fuzzed_ = fuzzed;
+    fuzz_.store = store;
+    return changed != base;
+  };
+  EXPECT_TRUE(changes([&] { fuzzed_.candidate = parse_candidate_id("gemm_mma/bf16-bf16/BM=64"); }));
+  EXPECT_TRUE(changes([&] { fuzzed_.image = image("image-b", "cubin B"); }));
+  EXPECT_TRUE(changes([&] { wrapper[2] = "synccheck"; }));
+  EXPECT_TRUE(changes([&] { wrapper[0] = "/opt/other/compute-sanitizer"; }));
+  EXPECT_TRUE(changes([&] { cases[1].k = 17; }));
+  EXPECT_TRUE(changes([&] { cases.pop_back(); }));
+  EXPECT_TRUE(changes([&] { fuzz_.store.card = "NVIDIA H100 80GB HBM3"; }));
+  EXPECT_TRUE(changes([&] { fuzz_.store.driver = "580.2"; }));
+  EXPECT_FALSE(changes([&] { fuzzed_.image = image("copy-of-a", "cubin A"); }));
+  EXPECT_FALSE(changes([&] { fuzzed_.cases_run = 5; }));
+}
+
 TEST_F(VerdictKeys, ADamagedEntryIsReportedTreatedAsAbsentAndRepairedByStoringAgain) {
   const VerdictStore store(root_ / "store");
   const VerdictKey key = fuzz_verdict_key(compiled_, fuzz_);

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "tuner/campaign/progress.hpp"
+#include "tuner/campaign/verdict_keys.hpp"
+#include "tuner/store/verdict_store.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
@@ -42,12 +45,41 @@ std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, co
     // The tool's finding first: the console shows only the start of the message.
     const std::string report = sanitizer_report(outcome.stderr_tail);
     const std::string worker = "worker " + outcome.describe();
-    return SanitizerFinding{tool, cases[index], report.empty() ? worker : report + " (" + worker + ")"};
+    return SanitizerFinding{tool, cases[index], report.empty() ? worker : report + " (" + worker + ")",
+                            outcome.end == WorkerOutcome::End::hung};
   }
   return std::nullopt;
 }
 
 namespace {
+
+YAML::Node to_verdict(const std::optional<SanitizerFinding>& finding) {
+  YAML::Node v;
+  v["clean"] = !finding;
+  if (finding) {
+    v["case"] = fuzz::to_string(finding->record);
+    v["message"] = finding->message;
+  }
+  return v;
+}
+
+/// A stored verdict as sanitizer_finding returns it; nullopt in `valid` when the entry does not read as one.
+std::optional<SanitizerFinding> from_verdict(const YAML::Node& v, const std::string& tool, bool& valid) {
+  valid = false;
+  try {
+    if (!v["clean"]) return std::nullopt;
+    if (v["clean"].as<bool>()) {
+      valid = true;
+      return std::nullopt;
+    }
+    const auto record = fuzz::parse_case_line(v["case"].as<std::string>());
+    if (!record || !v["message"]) return std::nullopt;
+    valid = true;
+    return SanitizerFinding{tool, *record, v["message"].as<std::string>()};
+  } catch (const YAML::Exception&) {
+    return std::nullopt;
+  }
+}
 
 // The winners not checked yet, by id.
 std::vector<std::string> unchecked_winners(const std::vector<ProblemTiming>& timings,
@@ -81,6 +113,8 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
     std::vector<std::optional<SanitizerFinding>> findings(jobs.size());
     Progress progress("sanitize", static_cast<int64_t>(jobs.size()));
     std::atomic<size_t> next{0};
+    std::atomic<int64_t> from_store{0};
+    const VerdictStore* const store = options.store.store;
     std::mutex error_mutex;
     std::optional<Error> error;
     const auto work = [&](int gpu) {
@@ -92,9 +126,27 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
           if (found == by_id.end())
             throw Error(ErrorKind::internal, "the winner " + id + " is not among the fuzzed candidates");
           const Candidate& candidate = found->second->candidate;
-          findings[j] = sanitizer_finding(candidate, found->second->image, tool, options.cases_for(candidate),
-                                          options.work_directory,
-                                          tool + "-" + std::to_string(verdicts.size() + jobs[j].candidate), gpu);
+          const std::vector<fuzz::CaseRecord> cases = options.cases_for(candidate);
+          bool stored = false;
+          VerdictKey key;
+          std::optional<VerdictStore::KeyLock> held;  // another campaign replaying the same pair waits
+          if (store) {
+            key = sanitizer_key(candidate, found->second->image, sanitizer_wrapper(tool), cases, options.store);
+            held.emplace(*store, VerdictKind::sanitizer, key);
+            if (const auto v = store->load(VerdictKind::sanitizer, key, [](const std::string& why) {
+                  std::fprintf(stderr, "%s\n", why.c_str());
+                }))
+              findings[j] = from_verdict(*v, tool, stored);
+          }
+          if (stored) {
+            ++from_store;
+          } else {
+            findings[j] = sanitizer_finding(candidate, found->second->image, tool, cases, options.work_directory,
+                                            tool + "-" + std::to_string(verdicts.size() + jobs[j].candidate),
+                                            gpu);
+            if (store && !(findings[j] && findings[j]->hung))
+              store->store(VerdictKind::sanitizer, key, to_verdict(findings[j]));
+          }
         } catch (const Error& e) {
           std::lock_guard lock(error_mutex);
           if (!error) error = e;
@@ -125,7 +177,9 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
     }
     progress.finish(std::to_string(todo.size()) + " winners checked under " +
                     std::to_string(options.tools.size()) + " tools; " + std::to_string(demoted) +
-                    " entries demoted");
+                    " entries demoted" +
+                    (from_store ? "; " + std::to_string(from_store.load()) + " verdicts from the verdict store"
+                                : std::string()));
   }
   for (ProblemTiming& t : timings)
     if (t.winner()) t.sanitizers = options.tools;

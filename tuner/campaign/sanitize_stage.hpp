@@ -1,7 +1,8 @@
 // Sanitizers on what ships: before a problem's winner enters a table it is replayed on a few small cases of
 // its own domain under each of compute-sanitizer's tools (memcheck, racecheck, synccheck, initcheck). A
 // finding demotes it and the problem's next timed candidate is tried, until one passes every tool or none is
-// left. The cases come from the caller (fuzz::sanitizer_cases over the candidate's case space), so this stage
+// left. Verdicts go to the verdict store, so a rerun replays only winners it has not seen. The cases come
+// from the caller (fuzz::sanitizer_cases over the candidate's case space), so this stage
 // needs nothing of the fuzzing library.
 #pragma once
 
@@ -23,6 +24,7 @@ struct SanitizerFinding {
   std::string tool;
   fuzz::CaseRecord record;  ///< the case it was running
   std::string message;      ///< the tool's report line, or the worker's end
+  bool hung = false;        ///< the replay ran past its deadline (a loaded machine can do that): not stored
 };
 
 /// Replays `candidate` (compiled as `image`) on each of `cases` under compute-sanitizer's `tool`, one worker
@@ -43,6 +45,9 @@ struct SanitizeOptions {
   std::vector<Gpu> gpus = {};
   /// The small cases a candidate is replayed on.
   std::function<std::vector<fuzz::CaseRecord>(const Candidate&)> cases_for;
+  /// Where verdicts of earlier campaigns are kept (tuner/campaign/verdict_keys.hpp: sanitizer_key): a
+  /// (winner, tool) pair found there is not replayed again, and each new verdict but a hang is filed.
+  StoreUse store;
 };
 
 /// Checks each problem's winner under every tool (a candidate that wins several problems is checked once),

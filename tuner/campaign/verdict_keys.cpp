@@ -65,6 +65,22 @@ std::string fuzz_verdict_digest(const CompiledCandidate& compiled, const FuzzOpt
   return verdict_digest(VerdictKind::fuzz, fuzz_verdict_key(compiled, options));
 }
 
+VerdictKey sanitizer_key(const Candidate& candidate, const std::filesystem::path& image,
+                         const std::vector<std::string>& wrapper, const std::vector<fuzz::CaseRecord>& cases,
+                         const StoreUse& use) {
+  std::string replayed;
+  for (const fuzz::CaseRecord& c : cases) replayed += fuzz::to_string(c) + "\n";
+  return {
+      {"candidate", candidate.id()},
+      {"image_sha256", image_sha256(image)},
+      {"sanitizer", joined(wrapper)},
+      {"cases", replayed},
+      {"case_generator_version", std::to_string(fuzz::kCaseGeneratorVersion)},
+      {"card", use.card},
+      {"driver", use.driver},
+  };
+}
+
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options) {
   std::string timed;

@@ -347,6 +347,7 @@ int command_run(Options o) {
   sanitize_options.work_directory = work_directory / "sanitize";
   sanitize_options.workers = static_cast<int>(config.budgets.fuzz_workers);
   sanitize_options.gpus = gpus;
+  sanitize_options.store = store_use;
   sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
     return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
   };

@@ -50,7 +50,10 @@ std::string checked_body(const std::string& text) {
 
 }  // namespace
 
-const char* to_string(VerdictKind kind) { return kind == VerdictKind::fuzz ? "fuzz" : "timing"; }
+const char* to_string(VerdictKind kind) {
+  static const char* const names[] = {"fuzz", "timing", "sanitizer"};  // the order of VerdictKind
+  return names[static_cast<size_t>(kind)];
+}
 
 std::string verdict_digest(VerdictKind kind, const VerdictKey& key) {
   Hasher hasher;
