@@ -15,6 +15,7 @@
 
 #include "runtime/backend/kernel_cache.hpp"
 #include "runtime/backend/nvrtc_compiler.hpp"
+#include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
@@ -237,6 +238,53 @@ TEST_F(FuzzStageWithTwins, AThirdOfTheCasesRunOnTheTwin) {
   const auto plain = fuzz_stage(compiled(false), options());
   EXPECT_EQ(plain[0].cases_run, 90);
   EXPECT_EQ(plain[0].perturbed_cases_run, 0);
+}
+
+// A screened campaign compiles twins for its winners alone: the screen runs no perturbed case, the
+// confirmation gets the winner's twin first and runs a third of its cases there; a winner whose twin does not
+// compile is demoted.
+TEST_F(FuzzStageWithTwins, AWinnerGetsItsTwinAtConfirmationAndOneWhoseTwinFailsIsDemoted) {
+  FuzzOptions screen = options();
+  screen.cases = 9;
+  for (const bool twin_compiles : {true, false}) {
+    SCOPED_TRACE(twin_compiles ? "the twin compiles" : "the twin does not compile");
+    std::vector<FuzzedCandidate> fuzzed = fuzz_stage(compiled(false), screen);
+    ASSERT_TRUE(fuzzed[0].passed);
+    EXPECT_EQ(fuzzed[0].perturbed_cases_run, 0);
+    ProblemTiming t;
+    t.problem.name = "p";
+    TimedEntry e;
+    e.id = fuzzed[0].candidate.id();
+    e.status = "timed";
+    e.median_ms = 1;
+    t.entries = {e};
+    std::vector<ProblemTiming> timings = {t};
+    int calls = 0;
+    const TwinCompiler twins = [&](const std::vector<Candidate>& winners) {
+      ++calls;
+      EXPECT_EQ(winners.size(), 1u);
+      std::vector<CompiledCandidate> out = compiled(true);
+      if (!twin_compiles) {
+        out[0].status = CompileStatus::compile_failed;
+        out[0].message = "injected: the perturbed source is broken";
+      }
+      return out;
+    };
+    const int64_t demoted = confirm_winners(timings, fuzzed, compiled(false), options(), twins);
+    EXPECT_EQ(calls, 1);
+    EXPECT_TRUE(fuzzed[0].confirmed);
+    if (twin_compiles) {
+      EXPECT_EQ(demoted, 0);
+      ASSERT_NE(timings[0].winner(), nullptr);
+      EXPECT_EQ(fuzzed[0].cases_run, 9 + 90);
+      EXPECT_EQ(fuzzed[0].perturbed_cases_run, 30);
+    } else {
+      EXPECT_EQ(demoted, 1);
+      EXPECT_EQ(timings[0].winner(), nullptr);
+      EXPECT_EQ(timings[0].entries[0].status, "fuzz");
+      EXPECT_NE(timings[0].entries[0].message.find("schedule-perturbed twin"), std::string::npos);
+    }
+  }
 }
 
 TEST_F(FuzzStageWithTwins, AFailureOnTheTwinFailsTheCandidateAndNamesTheSeed) {

@@ -9,6 +9,11 @@
 
 namespace tunefuzz {
 
+bool fuzz_is_screened(const Config& config) {
+  const int64_t screen = config.budgets.fuzz_screen_cases;
+  return screen > 0 && screen < config.budgets.fuzz_cases;
+}
+
 uint64_t confirmation_seed(uint64_t campaign_seed) { return campaign_seed ^ 0x9e3779b97f4a7c15ull; }
 
 namespace {
@@ -28,10 +33,24 @@ std::vector<std::string> unconfirmed_winners(const std::vector<ProblemTiming>& t
   return out;
 }
 
+// Demotes every timed entry of `id` (status `fuzz`, `why` as the message); returns how many.
+int64_t demote(std::vector<ProblemTiming>& timings, const std::string& id, const std::string& why) {
+  int64_t demoted = 0;
+  for (ProblemTiming& t : timings)
+    for (TimedEntry& e : t.entries) {
+      if (e.id != id || e.status != "timed") continue;
+      e.status = "fuzz";
+      e.message = why;
+      ++demoted;
+    }
+  return demoted;
+}
+
 }  // namespace
 
 int64_t confirm_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedCandidate>& fuzzed,
-                        const std::vector<CompiledCandidate>& compiled, const FuzzOptions& full) {
+                        const std::vector<CompiledCandidate>& compiled, const FuzzOptions& full,
+                        const TwinCompiler& twins) {
   std::map<std::string, FuzzedCandidate*> by_id;
   for (FuzzedCandidate& f : fuzzed) by_id[f.candidate.id()] = &f;
   std::map<std::string, const CompiledCandidate*> images;
@@ -40,7 +59,25 @@ int64_t confirm_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedC
   for (std::vector<std::string> todo = unconfirmed_winners(timings, by_id); !todo.empty();
        todo = unconfirmed_winners(timings, by_id)) {
     std::vector<CompiledCandidate> round;
-    for (const std::string& id : todo) round.push_back(*images.at(id));
+    std::vector<Candidate> twinless;
+    for (const std::string& id : todo) {
+      const CompiledCandidate& c = *images.at(id);
+      if (twins && c.perturbed_image.empty()) twinless.push_back(c.candidate);
+      else round.push_back(c);
+    }
+    if (!twinless.empty())
+      for (const CompiledCandidate& c : twins(twinless)) {
+        FuzzedCandidate& f = *by_id.at(c.candidate.id());
+        if (c.status == CompileStatus::compiled && !c.perturbed_image.empty()) {
+          round.push_back(c);
+          continue;
+        }
+        f.confirmed = true;
+        f.passed = false;
+        demoted += demote(timings, c.candidate.id(),
+                          "its schedule-perturbed twin, needed for its full fuzz budget, did not compile: " +
+                              c.message.substr(0, 300));
+      }
     for (const FuzzedCandidate& v : fuzz_stage(round, full)) {
       FuzzedCandidate& f = *by_id.at(v.candidate.id());
       f.confirmed = true;
@@ -57,15 +94,11 @@ int64_t confirm_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedC
       f.failed_image = v.failed_image;
       f.seed = v.seed;
       f.worker_log = v.worker_log;
-      for (ProblemTiming& t : timings)
-        for (TimedEntry& e : t.entries) {
-          if (e.id != v.candidate.id() || e.status != "timed") continue;
-          e.status = "fuzz";
-          e.message = "failed its full fuzz budget: " +
-                      (v.failure ? std::string(fuzz::to_string(v.failure->failure_class)) + ": " + v.failure->message
-                                 : std::string(v.quarantined ? "quarantined" : "not fuzzed"));
-          ++demoted;
-        }
+      demoted += demote(timings, v.candidate.id(),
+                        "failed its full fuzz budget: " +
+                            (v.failure ? std::string(fuzz::to_string(v.failure->failure_class)) + ": " +
+                                             v.failure->message
+                                       : std::string(v.quarantined ? "quarantined" : "not fuzzed")));
     }
   }
   return demoted;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "runtime/backend/compiler_for.hpp"
+#include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/environment.hpp"
 
 namespace tunefuzz {
@@ -30,6 +31,7 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
   p.space = space_stage(p.config);
   std::vector<Candidate> all = p.space.candidates;
   all.insert(all.end(), extra.begin(), extra.end());
+  if (twins == Twins::unless_screened) twins = fuzz_is_screened(p.config) ? Twins::none : Twins::perturbed;
   p.compiled = compile_candidates(p.config, all, jobs, twins, &p.compiler);
   return p;
 }

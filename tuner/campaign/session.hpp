@@ -18,8 +18,10 @@ struct Prepared {
   std::string compiler;  ///< e.g. `nvrtc 13.0`
 };
 
-/// Whether a compile also builds each kept candidate's schedule-perturbed twin (campaigns that fuzz do).
-enum class Twins { none, perturbed };
+/// Whether a compile also builds each kept candidate's schedule-perturbed twin (campaigns that fuzz do);
+/// `unless_screened`: unless the config screens its fuzz budget (fuzz_is_screened), whose winners get theirs
+/// at confirmation.
+enum class Twins { none, perturbed, unless_screened };
 
 /// Loads `config_file`, enumerates and prunes its spaces, compiles every candidate on `jobs` threads (0: all
 /// cores). `extra` candidates (e.g. mutants) are compiled too, after the config's own.

@@ -262,7 +262,8 @@ int command_run(Options o) {
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
-  const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
+  // A screened campaign compiles twins for its winners alone, at their confirmation (confirm_stage.hpp).
+  const Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened);
   const Config& config = prepared.config;
   const SpaceStage& stage = prepared.space;
   const auto& compiled = prepared.compiled;
@@ -321,9 +322,8 @@ int command_run(Options o) {
   fuzz_options.gpus = gpus;
   // Fuzz budget by stage: with a screen, every candidate gets the screen's cases now and each winner the full
   // budget after timing (confirm_winners); without one, every candidate gets the full budget now.
-  const int64_t screen = config.budgets.fuzz_screen_cases;
-  const bool staged = screen > 0 && screen < config.budgets.fuzz_cases;
-  if (staged) fuzz_options.cases = screen;
+  const bool staged = fuzz_is_screened(config);
+  if (staged) fuzz_options.cases = config.budgets.fuzz_screen_cases;
   auto fuzzed = fuzz_stage(compiled, fuzz_options);
   TimeOptions time_options{work_directory,
                            config.budgets.timing_warmup,
@@ -354,7 +354,10 @@ int command_run(Options o) {
   // Before a winner enters the table: its full fuzz budget (with a screen), then the sanitizers. Either may
   // demote it; the next winner must pass both, so the two run again until neither demotes anything.
   for (bool again = true; again;) {
-    if (staged) confirm_winners(timings, fuzzed, compiled, full);
+    if (staged)
+      confirm_winners(timings, fuzzed, compiled, full, [&](const std::vector<Candidate>& winners) {
+        return compile_candidates(config, winners, o.jobs, Twins::perturbed);
+      });
     const std::vector<std::string> confirmed = winner_ids(timings);
     if (!o.no_sanitize) sanitize_winners(timings, fuzzed, sanitize_options);
     again = staged && winner_ids(timings) != confirmed;  // a demoted winner's successor is not confirmed yet
