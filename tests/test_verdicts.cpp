@@ -5,7 +5,9 @@
 //  - whole `tune run` campaigns on the fake GPU worker (tests/fixtures/fake_gpu_worker.sh, which logs every
 //    job): an identical re-run does no fuzz or time job, a problem added costs only its timing, a new driver
 //    redoes everything, --no-store bypasses the store, two campaigns at once on one store do each job once;
-//  - a journal resumes after a problem was added to its config, timing only that problem.
+//  - a journal resumes after a problem was added to its config, timing only that problem;
+//  - one candidate's screen on a problem is kept on its own, so a changed candidate set screens only the new
+//    images, and the finalists are still timed in full, side by side.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -338,6 +340,61 @@ TEST_F(StoreCampaigns, AJournalResumesAfterAProblemWasAdded) {
   EXPECT_EQ(jobs(root_ / "resumed-again.jobs").count("fuzz"), 0u);
   EXPECT_EQ(timed(root_ / "resumed-again.jobs"), std::set<std::string>{"square_768"});
   EXPECT_EQ(YAML::LoadFile(smoke_table.string())["problems"].size(), 4u);
+}
+
+TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalistsAgain) {
+  const fs::path root = tunefuzz::test::install_fake_gpu("screens", "0");
+  const fs::path measures = root / "measures.log";
+  ::setenv("FAKE_MEASURE_LOG", measures.c_str(), 1);
+  std::vector<FuzzedCandidate> fuzzed;
+  for (const int bm : {64, 128, 256}) {
+    FuzzedCandidate f;
+    f.candidate = parse_candidate_id("gemm_mma/bf16-bf16/BM=" + std::to_string(bm) + ",BN=128,BK=32");
+    f.image = root / ("image-" + std::to_string(bm));
+    std::ofstream(f.image) << "cubin " << bm;
+    f.passed = true;
+    fuzzed.push_back(f);
+  }
+  Problem problem;
+  problem.name = "square";
+  problem.m = problem.n = problem.k = 1024;
+  const VerdictStore store(root / "verdicts");
+  TimeOptions options{root / "work"};
+  options.store = {&store, "NVIDIA H100 80GB HBM3", "fake"};
+  options.finalists = 2;
+  fs::create_directories(options.work_directory);
+  // What the worker measured since the last call, as "screen" / "time" lines per candidate's BM.
+  const auto measured = [&] {
+    std::multiset<std::string> out;
+    std::ifstream in(measures);
+    for (std::string kind, id; in >> kind >> id;)
+      out.insert(kind + " " + id.substr(id.find("BM=") + 3, id.find(',', id.find("BM=")) - id.find("BM=") - 3));
+    fs::remove(measures);
+    return out;
+  };
+  auto timings = time_stage({problem}, {fuzzed[0], fuzzed[1]}, options);
+  ASSERT_NE(timings[0].winner(), nullptr);
+  const std::multiset<std::string> first = measured();
+  EXPECT_EQ(first.count("screen 64"), 1u);
+  EXPECT_EQ(first.count("screen 128"), 1u);
+  timings = time_stage({problem}, {fuzzed[0], fuzzed[1]}, options);  // the same set: the whole timing is stored
+  EXPECT_TRUE(measured().empty());
+  // BM=128's image changes (its template was edited) and BM=256 joins: only those two are screened again.
+  fuzzed[1].image = root / "image-128-rebuilt";
+  std::ofstream(fuzzed[1].image) << "cubin 128 rebuilt";
+  timings = time_stage({problem}, fuzzed, options);
+  ASSERT_NE(timings[0].winner(), nullptr);
+  const std::multiset<std::string> third = measured();
+  EXPECT_EQ(third.count("screen 64"), 0u);
+  EXPECT_EQ(third.count("screen 128"), 1u);
+  EXPECT_EQ(third.count("screen 256"), 1u);
+  EXPECT_EQ(third.count("time 64") + third.count("time 128") + third.count("time 256"), 2u)
+      << "the two finalists, timed in full in this campaign";
+  // Every candidate has its screen in the result, stored or measured.
+  for (const TimedEntry& e : timings[0].entries) EXPECT_GT(e.median_ms, 0) << e.id;
+  EXPECT_EQ(timings[0].entries.size(), 3u);
+  ::unsetenv("FAKE_MEASURE_LOG");
+  tunefuzz::test::remove_fake_gpu(root);
 }
 
 }  // namespace

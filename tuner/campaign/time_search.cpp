@@ -6,7 +6,10 @@
 #include <map>
 #include <set>
 
+#include "tuner/campaign/verdict_keys.hpp"
+#include "tuner/store/verdict_store.hpp"
 #include "tuner/strategy/search.hpp"
+#include "tuner/worker/protocol.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
@@ -126,6 +129,59 @@ class RoundRunner {
   int gpu_;  ///< the GPU every worker is shown alone; -1: what this process sees
 };
 
+// Screens the store holds from earlier campaigns (the same problem, image, warm-up, launches, seed, card and
+// driver): a changed template or one more candidate costs only the new screens. They only pick finalists;
+// the full timings and the turns with cuBLAS are always measured in this campaign, side by side.
+class ScreenStore {
+ public:
+  ScreenStore(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
+              const TimeOptions& options)
+      : problem_(problem), options_(options) {
+    for (const FuzzedCandidate* c : candidates) by_id_[c->candidate.id()] = c;
+  }
+
+  /// Takes the screens of `round` the store holds out of it, and returns them.
+  std::vector<TimedEntry> take(MeasureRound& round) const {
+    std::vector<TimedEntry> found;
+    const VerdictStore* store = options_.store.store;
+    if (!store) return found;
+    std::erase_if(round.screen, [&](const std::string& id) {
+      const auto v = store->load(VerdictKind::screen, key(id, round), [](const std::string& why) {
+        std::fprintf(stderr, "%s\n", why.c_str());
+      });
+      if (!v) return false;
+      try {
+        TimedEntry e = timed_entry_from_yaml(*v);
+        if (e.id != id || e.status != "screened") return false;
+        found.push_back(e);
+        return true;
+      } catch (const std::exception&) {
+        return false;
+      }
+    });
+    return found;
+  }
+
+  /// Files the screens `result` measured for `round`.
+  void file(const MeasureRound& round, const TimeResult& result) const {
+    const VerdictStore* store = options_.store.store;
+    if (!store) return;
+    for (const TimedEntry& e : result.entries)
+      if (e.status == "screened" && std::find(round.screen.begin(), round.screen.end(), e.id) != round.screen.end())
+        store->store(VerdictKind::screen, key(e.id, round), to_yaml(e));
+  }
+
+ private:
+  VerdictKey key(const std::string& id, const MeasureRound& round) const {
+    const int64_t repeats = round.screen_repeats > 0 ? round.screen_repeats : options_.screen_repeats;
+    return screen_key(problem_, *by_id_.at(id), repeats, options_);
+  }
+
+  const Problem& problem_;
+  const TimeOptions& options_;
+  std::map<std::string, const FuzzedCandidate*> by_id_;
+};
+
 }  // namespace
 
 ProblemTiming search_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
@@ -142,13 +198,22 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
   if (gpu) timing.gpu = *gpu;
   RoundRunner runner(problem, candidates, options, index, gpu ? gpu->index : -1);
   const std::unique_ptr<SearchStrategy> strategy = make_strategy(options.strategy, settings);
+  const ScreenStore screens(problem, candidates, options);
   while (const std::optional<MeasureRound> round = strategy->next(state)) {
-    const RoundOutcome outcome = runner.run(*round);
+    MeasureRound left = *round;
+    const std::vector<TimedEntry> stored = screens.take(left);
+    RoundOutcome outcome = runner.run(left);
+    screens.file(left, outcome.result);
+    outcome.result.entries.insert(outcome.result.entries.end(), stored.begin(), stored.end());
     if (round->baseline) {
       timing.baseline_version = outcome.result.baseline_version;
       timing.traffic = outcome.result.traffic;
     }
     absorb(state, *round, outcome.result, settings);
+    // A screen taken from the store was not measured here: it counts neither as an evaluation nor a launch.
+    state.evaluations -= static_cast<int64_t>(stored.size());
+    state.launches -= static_cast<int64_t>(stored.size()) *
+                      (round->screen_repeats > 0 ? round->screen_repeats : settings.screen_repeats);
     if (!outcome.failure.empty()) {
       state.baseline.id = "cublas";
       state.baseline.status = "failed";

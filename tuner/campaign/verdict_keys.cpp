@@ -81,6 +81,21 @@ VerdictKey sanitizer_key(const Candidate& candidate, const std::filesystem::path
   };
 }
 
+VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, int64_t screen_repeats,
+                      const TimeOptions& options) {
+  return {
+      {"problem", problem_content(problem)},
+      {"candidate", candidate.candidate.id()},
+      {"image_sha256", image_sha256(candidate.image)},
+      {"warmup", std::to_string(options.warmup)},
+      {"screen_repeats", std::to_string(screen_repeats)},
+      {"seed", std::to_string(options.seed)},
+      {"card", options.store.card},
+      {"driver", options.store.driver},
+      {"clocks", "unknown"},
+  };
+}
+
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options) {
   std::string timed;

@@ -4,7 +4,9 @@
 // under a sanitizer), its seed, the huge-case weight, the kernel deadline, the case generator's version, the
 // card and the driver. A problem's timing: what the problem computes (its name does not matter), every
 // candidate timed on it with its image's hash, the strategy, the timing budgets and seed, the card and the
-// driver (and the clocks, which the worker does not report: recorded as unknown). A winner's sanitizer
+// driver (and the clocks, which the worker does not report: recorded as unknown). One candidate's screen
+// on a problem: what the problem computes, the candidate and its image's hash, warm-up, the screen's launches,
+// the seed, card and driver (clocks unknown). A winner's sanitizer
 // replays: the candidate, its image's hash, the tool and the program run as compute-sanitizer, the cases,
 // the case generator's version, the card and the driver (a compute-sanitizer upgraded without a new driver
 // is not seen: clear the store's `sanitizer` folder after one).
@@ -28,6 +30,9 @@ std::string fuzz_verdict_digest(const CompiledCandidate& compiled, const FuzzOpt
 VerdictKey sanitizer_key(const Candidate& candidate, const std::filesystem::path& image,
                          const std::vector<std::string>& wrapper, const std::vector<fuzz::CaseRecord>& cases,
                          const StoreUse& use);
+
+VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, int64_t screen_repeats,
+                      const TimeOptions& options);
 
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options);

@@ -1,6 +1,6 @@
 // The verdict store: what campaigns decided, kept across campaigns so that a re-run costs only what changed.
-// An entry is a verdict (a candidate's fuzz result, a problem's timing, a winner's replays under one of
-// compute-sanitizer's tools) filed under the fields that decide
+// An entry is a verdict (a candidate's fuzz result, a problem's timing, one candidate's screen on a problem,
+// a winner's replays under one of compute-sanitizer's tools) filed under the fields that decide
 // it (its key: the image's hash, the budgets and seed, the card and driver, ...; tuner/campaign/verdict_keys
 // says which). Change any field and the entry is not found; nothing else matters.
 //
@@ -27,7 +27,7 @@ namespace tunefuzz {
 /// The fields that decide a verdict, as name and value, in a fixed order.
 using VerdictKey = std::vector<std::pair<std::string, std::string>>;
 
-enum class VerdictKind { fuzz, timing, sanitizer };
+enum class VerdictKind { fuzz, timing, sanitizer, screen };
 const char* to_string(VerdictKind kind);
 
 class VerdictStore {
