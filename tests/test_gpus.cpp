@@ -205,8 +205,9 @@ TEST_F(Gpus, ABadValueIsAUsageErrorNamingTheFlag) {
         run({kFuzz, "run", kConfig, "--gpus", bad, "--rounds", "1", "--work-dir", (root_ / "bad").string()}),
         2);
   }
-  EXPECT_NE(tools_log().find("--gpus 0,x: expected all or a comma-separated list of GPU indices"),
+  EXPECT_NE(tools_log().find("--gpus: 0,x: expected all or a comma-separated list of GPU indices"),
             std::string::npos);
+  EXPECT_EQ(tools_log().find("--gpus: --gpus"), std::string::npos) << "the flag is named once";
   // An index the machine does not have is named with what it has.
   EXPECT_EQ(run({kTune, "run", kConfig, "--gpus", "0,2", "-o", (root_ / "bad" / "smoke.yaml").string()}), 2);
   EXPECT_NE(tools_log().find("--gpus 0,2: there is no GPU 2: this machine shows 2 GPUs (0 to 1)"),

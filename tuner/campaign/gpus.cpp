@@ -46,7 +46,9 @@ std::string gpu_choice_error(const std::string& text) {
     parse_gpu_choice(text);
     return {};
   } catch (const Error& e) {
-    return e.message();
+    // CLI11 names the option before the message: do not name it twice.
+    const std::string prefix = "--gpus ";
+    return e.message().starts_with(prefix) ? e.message().substr(prefix.size()) : e.message();
   }
 }
 

@@ -22,7 +22,8 @@ struct GpuChoice {
 /// Parses `all` or a comma-separated list of distinct indices 0 to 1023; anything else (empty, a sign, a
 /// letter, an index twice) throws Error{bad_input} naming `--gpus VALUE` and what is expected.
 GpuChoice parse_gpu_choice(const std::string& text);
-/// parse_gpu_choice's complaint about `text`, or empty when it parses (for a command line's validator).
+/// parse_gpu_choice's complaint about `text` without the flag's name (a command line's validator, which
+/// names it), or empty when it parses.
 std::string gpu_choice_error(const std::string& text);
 
 /// Probes the host (how many GPUs this process sees), then each chosen GPU in a worker shown only it. Throws
