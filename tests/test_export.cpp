@@ -360,6 +360,23 @@ TEST(Export, TheHeaderCompilesAloneAndLooksUpByTheRule) {
   EXPECT_EQ(run_probe(dir, queries, winners), expected);
 }
 
+// Each header row ends with its tuned problem's alpha and beta, so a program re-timing a row (the runtime's
+// gpu_check) runs the same epilogue as the campaign did.
+TEST(Export, HeaderRowsCarryTheTunedProblemsAlphaAndBeta) {
+  const fs::path dir = scratch("header-scalars");
+  export_tables(read_table_set(kCommittedTable), ExportFormat::header, dir / "tables.hpp");
+  std::ifstream in(dir / "tables.hpp");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto row_end = [&](const std::string& problem) {
+    const size_t at = text.find("\"" + problem + "\", ");
+    if (at == std::string::npos) return std::string("no row");
+    const size_t end = text.find("},\n", at);
+    return text.substr(text.rfind('"', end) + 1, end - text.rfind('"', end) - 1);
+  };
+  EXPECT_EQ(row_end("square_4096_beta1"), ", 1, 1");
+  EXPECT_EQ(row_end("square_4096"), ", 1, 0");
+}
+
 TEST(Export, TheLookupKeysOnLayout) {
   // One shape and element types in two layouts with different winners, on two cards in both row orders:
   // without the layout in the key the rows tie and the first answers for both, so on one card or the other

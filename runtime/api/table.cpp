@@ -13,7 +13,8 @@ Table Table::from_file(const std::string& path) {
     const auto hash = read.template_hashes.find(row.winner->template_name);
     table.rows.push_back(TunedRow{read.gpu_name, read.gpu_arch, p.name, p.m, p.n, p.k, tunefuzz::to_string(p.input),
                                   tunefuzz::to_string(p.output), tunefuzz::to_string(p.layout), row.winner->id,
-                                  row.winner->tflops, hash == read.template_hashes.end() ? "" : hash->second});
+                                  row.winner->tflops, hash == read.template_hashes.end() ? "" : hash->second,
+                                  p.alpha, p.beta});
   }
   return table;
 }

@@ -49,11 +49,12 @@ void check(const char* what, const Choice& got, const Expected& want) {
 }  // namespace
 
 int main() {
-  // Known problems of the H200 table answer with their tuned winners.
+  // Known problems of the H200 table answer with their tuned winners (results/h200.yaml: a new campaign
+  // changes these).
   check("square_4096 on H200", lookup(kH200, "sm_90", 4096, 4096, 4096, "bf16", "bf16"),
         {Source::exact, "square_4096", "gemm_wgmma", 128, 256, 4});
   check("odd_4097x4095x4099 on H200", lookup(kH200, "sm_90", 4097, 4095, 4099, "bf16", "bf16"),
-        {Source::exact, "odd_4097x4095x4099", "gemm_mma", 128, 128, 4});
+        {Source::exact, "odd_4097x4095x4099", "gemm_wgmma", 128, 256, 4});
   // Each layout of one shape answers with its own row; without a layout, RR.
   check("odd_1000 RR on H200", lookup(kH200, "sm_90", 1000, 1000, 1000, "bf16", "bf16", "RR"),
         {Source::exact, "odd_1000", "gemm_wgmma", 128, 128, 4});

@@ -162,7 +162,8 @@ std::string row_literal(const ResultsTable& table, const TableRow& row, size_t w
          cpp_string(to_string(p.output)) + ", " + cpp_string(to_string(p.layout)) + ",\n        " +
          cpp_string(row.winner->template_name) + ", " + cpp_string(row.winner->id) + ",\n        " +
          parameters_literal(parameters, width) + ", " + std::to_string(parameters.size()) + ", " +
-         number(row.winner->tflops) + ",\n        " + cpp_string(template_hash(table, row)) + "},\n";
+         number(row.winner->tflops) + ",\n        " + cpp_string(template_hash(table, row)) + ", " +
+         number(p.alpha) + ", " + number(p.beta) + "},\n";
 }
 
 /// Where the tables came from, one comment line per table.

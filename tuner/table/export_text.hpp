@@ -65,6 +65,7 @@ struct Row {
   std::size_t parameter_count;
   double tflops;  ///< the winner's median TFLOP/s on `card`
   std::string_view template_hash;  ///< SHA-256 of the winner's template source when tuned (the table's)
+  double alpha, beta;              ///< the tuned problem's scalars (beta != 0 reads C)
 };
 
 /// The fallback's candidate id for one pair of element types the template computes.

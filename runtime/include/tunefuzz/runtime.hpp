@@ -52,6 +52,7 @@ struct TunedRow {
   std::string candidate;                  ///< the winner's candidate id
   double tflops = 0;                      ///< the winner's median TFLOP/s on `card` when tuned
   std::string template_hash;              ///< SHA-256 of its template's source when tuned; empty: unknown
+  double alpha = 1, beta = 0;             ///< the tuned problem's scalars (beta != 0 reads C: another epilogue)
 };
 
 /// A kernel image compiled ahead of time (`tune export --format cmake --embed-kernels`): a cubin for an
@@ -152,7 +153,8 @@ Table Table::from_rows(const Rows& rows) {
   for (const auto& r : rows)
     table.rows.push_back(TunedRow{std::string(r.card), std::string(r.arch), std::string(r.problem), r.m, r.n,
                                   r.k, std::string(r.precision), std::string(r.output), std::string(r.layout),
-                                  std::string(r.candidate), r.tflops, std::string(r.template_hash)});
+                                  std::string(r.candidate), r.tflops, std::string(r.template_hash), r.alpha,
+                                  r.beta});
   return table;
 }
 
