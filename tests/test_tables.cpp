@@ -36,8 +36,8 @@ std::string read(const fs::path& path) {
   return text.str();
 }
 
-// The H100 table is current for the tree; the H200 one is stale (results/README.md) until its campaign is
-// rerun on an H200.
+// The committed tables, read as inputs. Whether either is current for the tree changes with every campaign
+// (results/README.md), so TuneCheck makes its current and its stale table itself.
 const std::string kH100Table = TUNEFUZZ_SOURCE_DIR "/results/h100.yaml";
 const std::string kH200Table = TUNEFUZZ_SOURCE_DIR "/results/h200.yaml";
 
