@@ -191,8 +191,7 @@ bool storable(const FuzzedCandidate& f) {
 std::optional<FuzzedCandidate> from_store(const CompiledCandidate& compiled, const FuzzOptions& options) {
   const StoreUse& use = options.store;
   if (!use.store) return std::nullopt;
-  const auto verdict = use.store->load(VerdictKind::fuzz, fuzz_verdict_key(compiled, options),
-                                       [](const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); });
+  const auto verdict = use.store->load(VerdictKind::fuzz, fuzz_verdict_key(compiled, options), print_damage);
   if (!verdict) return std::nullopt;
   FuzzedCandidate out = from_journal(compiled, *verdict);
   out.from_store = true;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -133,9 +132,7 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
           if (store) {
             key = sanitizer_key(candidate, found->second->image, sanitizer_wrapper(tool), cases, options.store);
             held.emplace(*store, VerdictKind::sanitizer, key);
-            if (const auto v = store->load(VerdictKind::sanitizer, key, [](const std::string& why) {
-                  std::fprintf(stderr, "%s\n", why.c_str());
-                }))
+            if (const auto v = store->load(VerdictKind::sanitizer, key, print_damage))
               findings[j] = from_verdict(*v, tool, stored);
           }
           if (stored) {

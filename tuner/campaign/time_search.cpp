@@ -146,9 +146,7 @@ class ScreenStore {
     const VerdictStore* store = options_.store.store;
     if (!store) return found;
     std::erase_if(round.screen, [&](const std::string& id) {
-      const auto v = store->load(VerdictKind::screen, key(id, round), [](const std::string& why) {
-        std::fprintf(stderr, "%s\n", why.c_str());
-      });
+      const auto v = store->load(VerdictKind::screen, key(id, round), print_damage);
       if (!v) return false;
       try {
         TimedEntry e = timed_entry_from_yaml(*v);

@@ -188,8 +188,7 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
     std::optional<VerdictStore::KeyLock> lock;
     if (store) {
       lock.emplace(*store, VerdictKind::timing, key);
-      auto stored = store->load(VerdictKind::timing, key,
-                                      [](const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); });
+      auto stored = store->load(VerdictKind::timing, key, print_damage);
       if (stored) {
         (*stored)["problem"] = problem.name;  // the store knows the problem by what it computes
         out[i] = from_journal(problem, *stored);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "runtime/backend/kernel_cache.hpp"
@@ -54,6 +55,8 @@ const char* to_string(VerdictKind kind) {
   static const char* const names[] = {"fuzz", "timing", "sanitizer", "screen"};  // the order of VerdictKind
   return names[static_cast<size_t>(kind)];
 }
+
+void print_damage(const std::string& why) { std::fprintf(stderr, "%s\n", why.c_str()); }
 
 std::string verdict_digest(VerdictKind kind, const VerdictKey& key) {
   Hasher hasher;

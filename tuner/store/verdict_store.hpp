@@ -60,6 +60,9 @@ class VerdictStore {
   std::filesystem::path directory_;
 };
 
+/// Prints why an entry was treated as absent on standard error: the `on_damage` campaigns pass to load().
+void print_damage(const std::string& why);
+
 /// The SHA-256 digest naming a key's entry (over the kind and every field, length-prefixed).
 std::string verdict_digest(VerdictKind kind, const VerdictKey& key);
 
