@@ -9,7 +9,8 @@
 //   tuned_time    each table row of this card timed through the runtime (warm-up, L2 flushed, median of 30)
 //                 against the table's tuned median (from its TFLOP/s): within 3% is the goal;
 //   overhead      host time to enqueue one warm gemm() call (bursts of 32), beside cublasGemmEx's, on an
-//                 aligned problem and on a random one;
+//                 aligned problem and on a random one, and the floor: an empty kernel launched through the
+//                 driver (cuLaunchKernel) the same way, which no launch path can go below;
 //   first_call    the first call of each table kernel: embedded image (AOT) and compiled on first use (JIT,
 //                 in an empty kernel cache).
 // Usage: gpu_check TABLE_FILE   (the table the package's tunefuzz::tables embeds, read again for JIT)
@@ -17,6 +18,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <tunefuzz/kernels.hpp>
 #include <tunefuzz/runtime.hpp>
@@ -163,6 +165,22 @@ bool cublas_gemm(cublasHandle_t h, const Case& x, cudaStream_t stream) {
                       cuda_type(p.a), p.lda, &p.beta, x.c, cuda_type(p.c), p.ldc, compute,
                       CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
 }
+
+void cu(CUresult status, const char* what) {
+  if (status != CUDA_SUCCESS) {
+    const char* name = nullptr;
+    cuGetErrorName(status, &name);
+    throw std::runtime_error(std::string(what) + ": " + (name ? name : "unknown error"));
+  }
+}
+
+/// An empty kernel with one pointer argument, as PTX the driver compiles for the card at load.
+constexpr const char* kEmptyKernelPtx = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry tf_empty(.param .u64 tf_empty_param_0) { ret; }
+)";
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -348,6 +366,17 @@ int main(int argc, char** argv) {
       std::sort(us.begin(), us.end());
       return us[us.size() / 2];
     };
+    // The floor under any launch path: an empty kernel through cuLaunchKernel, timed as the calls below.
+    CUmodule empty_module = nullptr;
+    CUfunction empty = nullptr;
+    cu(cuModuleLoadData(&empty_module, kEmptyKernelPtx), "cuModuleLoadData(empty kernel)");
+    cu(cuModuleGetFunction(&empty, empty_module, "tf_empty"), "cuModuleGetFunction(tf_empty)");
+    void* empty_argument = aligned.c;
+    void* empty_args[] = {&empty_argument};
+    const double floor_us = per_call_us([&] {
+      cu(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, stream, empty_args, nullptr), "cuLaunchKernel(tf_empty)");
+    });
+    std::printf("launch_floor_us_per_call: %.3f\n", floor_us);
     std::printf("overhead:\n");
     for (const Case* x : {&aligned, &cases[0]}) {
       const double runtime_us = per_call_us([&] { aot.gemm(x->p, {x->a, x->b, x->c}, stream); });
@@ -356,6 +385,7 @@ int main(int argc, char** argv) {
                   x->describe().c_str(), aot.choose(x->p, {x->a, x->b, x->c}).kernel.c_str(), runtime_us,
                   cublas_us);
     }
+    cuModuleUnload(empty_module);
     cublasDestroy(cublas);
     return runtime_exact == static_cast<int>(cases.size()) && threaded == static_cast<int>(cases.size()) ? 0 : 1;
   } catch (const std::exception& e) {
