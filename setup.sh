@@ -16,6 +16,9 @@ packages=(build-essential cmake git pkg-config libyaml-cpp-dev libeigen3-dev lib
 # ROCm 5.2's HIP from Debian: hiprtc and comgr (libamdhip64-dev) compile gfx* targets, hipcc brings the device
 # libraries; the HIP backend is optional (CMake builds without it), but CI builds and tests it.
 packages+=(hipcc libamdhip64-dev)
+# Open MPI: `mpirun -n N tune run CONFIG` splits a campaign over ranks (tuner/cluster); without mpirun the
+# tools never start MPI. The tests run two ranks on this machine.
+packages+=(libopenmpi-dev openmpi-bin)
 # The tests also render the HTML report in headless Chromium (tests/report_screenshot.sh) and check the
 # generated wgmma wrappers with scripts/gen_wgmma_ops.py (Python 3).
 [[ ${1:-} == test ]] && packages+=(chromium file python3)
@@ -41,7 +44,7 @@ fi
 
 build=build
 if [[ ! -f $build/CMakeCache.txt ]]; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT="$cuda" >/dev/null
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTUNEFUZZ_MPI=ON -DCUDAToolkit_ROOT="$cuda" >/dev/null
 fi
 cmake --build "$build" -j"$(nproc)"
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "tests/support/fake_gpu.hpp"
-#include "tests/support/spawn.hpp"
+#include "tests/support/job_log.hpp"
 #include "tuner/campaign/gpus.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/worker/worker_client.hpp"
@@ -87,28 +87,16 @@ class Gpus : public ::testing::Test {
     tunefuzz::test::remove_fake_gpu(root_);
   }
 
-  static int run(const std::vector<std::string>& args) {
-    return tunefuzz::test::wait_for(tunefuzz::test::spawn_logged(args, root_ / "tools.log"));
-  }
+  static int run(const std::vector<std::string>& args) { return tunefuzz::test::run_tool(root_, args); }
 
   /// Runs `args` with its job log in a fresh file; returns the exit code and the log's lines in `jobs`.
   static int run_logged(const std::vector<std::string>& args, const std::string& name,
                         std::vector<std::string>& jobs) {
-    const fs::path log = root_ / (name + ".jobs");
-    fs::remove(log);
-    ::setenv("FAKE_JOB_LOG", log.c_str(), 1);
-    const int code = run(args);
-    ::unsetenv("FAKE_JOB_LOG");
-    std::ifstream in(log);
-    for (std::string line; std::getline(in, line);) jobs.push_back(line);
-    return code;
+    return tunefuzz::test::run_tool_logged(root_, args, name, jobs);
   }
 
   /// The tools' output so far (every campaign of the suite appends to it).
-  static std::string tools_log() {
-    std::ifstream in(root_ / "tools.log");
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  }
+  static std::string tools_log() { return tunefuzz::test::tools_log(root_); }
 
   /// How many job lines ran on each card (`gpu=N` at each line's end), by kind (`fuzz`, `time`).
   static std::map<std::string, std::set<std::string>> cards_by_kind(const std::vector<std::string>& jobs) {

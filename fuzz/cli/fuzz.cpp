@@ -29,6 +29,7 @@
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
 #include "tuner/device/domain_coverage.hpp"
@@ -179,6 +180,7 @@ int command_run(const Options& o) {
   const auto compile_start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
   s.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+  if (cluster::rank() > 0) return serve_rank(gpu_choice);  // rank 0 runs the campaign, on every rank's GPUs
   const Config& config = prepared.config;
   // Nothing left to fuzz is a failure, said before any GPU is asked for.
   const std::string nothing_to_fuzz = explain_removed(prepared, text);
@@ -561,6 +563,9 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    if (cluster::size() > 1 && !*run)
+      throw Error(ErrorKind::bad_input, "only `fuzz run` splits its work over MPI ranks; run `fuzz " +
+                                            app.get_subcommands().front()->get_name() + "` without mpirun");
     if (*run) return command_run(o);
     if (*replay) return command_replay(o);
     return command_mutants(o);

@@ -14,6 +14,8 @@
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/campaign/gpus.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/worker/worker_client.hpp"
 
@@ -32,7 +34,7 @@ namespace {
 
 // One fuzz job in a worker: `cases` cases of `candidate` (its own image, or its perturbed twin's).
 FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path& image, int64_t cases,
-                         uint64_t seed, const FuzzOptions& options, const std::string& name, int gpu,
+                         uint64_t seed, const FuzzOptions& options, const std::string& name, cluster::Place gpu,
                          const std::vector<std::string>& wrapper = {}) {
   FuzzedCandidate out;
   out.candidate = candidate;
@@ -48,7 +50,7 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
   std::filesystem::remove(job.progress);
   // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
   const double slowdown = wrapper.empty() ? 1 : 10;
-  const WorkerOutcome outcome = run_worker(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
+  const WorkerOutcome outcome = cluster::run_job(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
                                            wrapper, slowdown * options.kernel_deadline_s, gpu);
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
@@ -98,7 +100,8 @@ void fold(FuzzedCandidate& out, const FuzzedCandidate& job, const std::string& t
 // which may lose a race the plain image wins, and with `fuzz run --sanitize` a sample under
 // compute-sanitizer; each job runs only if the ones before passed. A failure on the twin is the candidate's
 // failure, marked with the twin's seed so its reproducer rebuilds the perturbed image.
-FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index, int gpu) {
+FuzzedCandidate fuzz_one(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index,
+                         cluster::Place gpu) {
   const int64_t perturbed = compiled.perturbed_image.empty() ? 0 : perturbed_cases(options.cases);
   const uint64_t seed = candidate_seed(options.seed, compiled.candidate.id());
   const std::string name = "fuzz-" + std::to_string(index);
@@ -201,7 +204,7 @@ std::optional<FuzzedCandidate> from_store(const CompiledCandidate& compiled, con
 // Fuzzes one candidate, unless the store has its verdict (another campaign may have filed it while this one
 // waited for the key); a new verdict is filed.
 FuzzedCandidate fuzz_through_store(const CompiledCandidate& compiled, const FuzzOptions& options, size_t index,
-                                   int gpu) {
+                                   cluster::Place gpu) {
   const StoreUse& use = options.store;
   if (!use.store) return fuzz_one(compiled, options, index, gpu);
   const VerdictKey key = fuzz_verdict_key(compiled, options);
@@ -276,7 +279,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   std::atomic<size_t> next{0};
   // One pool of options.workers threads per GPU (threads take turns over the GPUs, so a short queue is
   // spread over all of them), every thread taking the next candidate from the one queue.
-  const auto work = [&](int gpu) {
+  const auto work = [&](cluster::Place gpu) {
     for (size_t r = next++; r < run.size(); r = next++) {
       const size_t i = run[r];
       if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
@@ -297,7 +300,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   std::vector<std::thread> pool;
   const size_t gpus = options.gpus.size();
   for (size_t t = 0; t < static_cast<size_t>(std::max(1, options.workers)) * std::max<size_t>(1, gpus); ++t)
-    pool.emplace_back(work, gpus ? options.gpus[t % gpus].index : -1);
+    pool.emplace_back(work, gpus ? place_of(options.gpus[t % gpus]) : cluster::Place{});
   for (auto& thread : pool) thread.join();
   int64_t passed = 0, held = 0, not_started = 0, stored = 0;
   for (const auto& f : out) {

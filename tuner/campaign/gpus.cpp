@@ -77,7 +77,7 @@ std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path
     if (!probe.device)
       throw Error(ErrorKind::no_device, "no usable GPU " + std::to_string(index) + ": " + probe.reason);
     if (gpus.empty() && first) *first = *probe.device;
-    gpus.push_back({index, probe.device->name, probe.device->uuid});
+    gpus.push_back({0, index, probe.device->name, probe.device->uuid});
     // One table is one card model's: its timings and its limits are that model's.
     if (gpus.back().name != gpus.front().name)
       throw bad_choice(asked, "GPU " + std::to_string(gpus.front().index) + " is " + gpus.front().name +
@@ -87,10 +87,57 @@ std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path
   return gpus;
 }
 
+std::vector<Gpu> cluster_gpus(std::vector<Gpu> local, const DeviceInfo& device) {
+  if (local.empty()) local.push_back({0, -1, device.name, device.uuid});
+  const std::vector<YAML::Node> reports = cluster::gather_gpus();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const int rank = static_cast<int>(i) + 1;
+    const YAML::Node& report = reports[i];
+    if (report.IsMap() && report["error"])
+      throw Error(ErrorKind::no_device, "rank " + std::to_string(rank) + ": " + report["error"].as<std::string>());
+    for (const YAML::Node& g : report) {
+      Gpu gpu{rank, g["index"].as<int>(), g["name"].as<std::string>(), g["uuid"].as<std::string>("")};
+      if (gpu.name != device.name)
+        throw Error(ErrorKind::bad_input, "rank " + std::to_string(rank) + "'s GPU " + std::to_string(gpu.index) +
+                                              " is " + gpu.name + " but rank 0's is " + device.name +
+                                              "; one campaign's table is one card model's: run the ranks on "
+                                              "nodes with one model");
+      local.push_back(gpu);
+    }
+  }
+  return local;
+}
+
+YAML::Node rank_gpu_report(const GpuChoice& choice, const std::filesystem::path& work_directory) {
+  YAML::Node report(YAML::NodeType::Sequence);
+  try {
+    std::vector<Gpu> gpus;
+    if (choice.given()) {
+      gpus = probe_gpus(choice, work_directory);
+    } else {
+      const ProbeOutcome probe = probe_device(work_directory);
+      if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
+      gpus.push_back({0, -1, probe.device->name, probe.device->uuid});
+    }
+    for (const Gpu& gpu : gpus) {
+      YAML::Node g;
+      g["index"] = gpu.index;
+      g["name"] = gpu.name;
+      g["uuid"] = gpu.uuid;
+      report.push_back(g);
+    }
+  } catch (const Error& e) {
+    report = YAML::Node();
+    report["error"] = e.message();
+  }
+  return report;
+}
+
 std::string describe(const std::vector<Gpu>& gpus) {
   std::string out;
   for (const Gpu& gpu : gpus)
-    out += (out.empty() ? "" : ", ") + std::to_string(gpu.index) + " (" + gpu.name +
+    out += (out.empty() ? "" : ", ") + (gpu.rank ? "rank " + std::to_string(gpu.rank) + " GPU " : std::string()) +
+           (gpu.index < 0 ? std::string("default") : std::to_string(gpu.index)) + " (" + gpu.name +
            (gpu.uuid.empty() ? "" : ", " + gpu.uuid) + ")";
   return out;
 }

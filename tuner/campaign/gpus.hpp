@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tuner/campaign/stages.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/config/config.hpp"
 
 namespace tunefuzz {
@@ -33,7 +34,21 @@ std::string gpu_choice_error(const std::string& text);
 std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path& work_directory,
                             DeviceInfo* first = nullptr);
 
-/// `0 (NVIDIA H100 80GB HBM3, GPU-...), 1 (...)`: the GPUs as a note names them.
+/// Where a worker job for `gpu` runs (tuner/cluster).
+inline cluster::Place place_of(const Gpu& gpu) { return {gpu.rank, gpu.index}; }
+
+/// A campaign over MPI ranks (tuner/cluster), on rank 0: `local` (this rank's GPUs from probe_gpus, or empty
+/// without `--gpus`: then the one GPU `device` names, as every worker sees it) followed by each other rank's
+/// report, in rank order. Throws Error{no_device} naming a rank that has no usable GPU, Error{bad_input} for a
+/// card of another model than `device` (one table holds one card model).
+std::vector<Gpu> cluster_gpus(std::vector<Gpu> local, const DeviceInfo& device);
+
+/// What a rank > 0 reports to rank 0 (cluster::serve): its GPUs for `choice` (probe_gpus; without `--gpus`,
+/// the one its workers see, index -1), or the error that stopped the probe.
+YAML::Node rank_gpu_report(const GpuChoice& choice, const std::filesystem::path& work_directory);
+
+/// `0 (NVIDIA H100 80GB HBM3, GPU-...), 1 (...)`: the GPUs as a note names them (`rank 1 GPU 0 (...)` for
+/// another rank's).
 std::string describe(const std::vector<Gpu>& gpus);
 
 }  // namespace tunefuzz

@@ -8,6 +8,8 @@
 
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
+#include "tuner/campaign/gpus.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/store/verdict_store.hpp"
 #include "tuner/worker/worker_client.hpp"
 
@@ -24,14 +26,14 @@ std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, co
                                                   const std::string& tool,
                                                   const std::vector<fuzz::CaseRecord>& cases,
                                                   const fs::path& work_directory, const std::string& name,
-                                                  int gpu) {
+                                                  cluster::Place gpu) {
   const std::vector<std::string> wrapper = sanitizer_wrapper(tool);
   for (size_t index = 0; index < cases.size(); ++index) {
     const std::string job_name = name + "-" + std::to_string(index);
     const CaseJob job{candidate.id(), image, cases[index], 1, work_directory / (job_name + ".progress")};
     fs::remove(job.progress);
     // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
-    const WorkerOutcome outcome = run_worker(to_yaml(job), work_directory, job_name, 600, wrapper, 120, gpu);
+    const WorkerOutcome outcome = cluster::run_job(to_yaml(job), work_directory, job_name, 600, wrapper, 120, gpu);
     if (outcome.end == WorkerOutcome::End::failed_to_start)
       throw Error(ErrorKind::unsupported, "cannot run compute-sanitizer: " + outcome.stderr_tail);
     if (outcome.end == WorkerOutcome::End::finished) {
@@ -116,7 +118,7 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
     const VerdictStore* const store = options.store.store;
     std::mutex error_mutex;
     std::optional<Error> error;
-    const auto work = [&](int gpu) {
+    const auto work = [&](cluster::Place gpu) {
       for (size_t j = next++; j < jobs.size(); j = next++) {
         const std::string& id = todo[jobs[j].candidate];
         const std::string& tool = options.tools[jobs[j].tool];
@@ -154,7 +156,7 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
     std::vector<std::thread> pool;
     const size_t gpus = options.gpus.size();
     for (size_t t = 0; t < static_cast<size_t>(std::max(1, options.workers)) * std::max<size_t>(1, gpus); ++t)
-      pool.emplace_back(work, gpus ? options.gpus[t % gpus].index : -1);
+      pool.emplace_back(work, gpus ? place_of(options.gpus[t % gpus]) : cluster::Place{});
     for (auto& thread : pool) thread.join();
     if (error) throw *error;
     for (size_t j = 0; j < jobs.size(); ++j) {

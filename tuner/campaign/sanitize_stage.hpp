@@ -14,6 +14,7 @@
 
 #include "fuzz/case.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/cluster/cluster.hpp"
 
 namespace tunefuzz {
 
@@ -28,14 +29,14 @@ struct SanitizerFinding {
 };
 
 /// Replays `candidate` (compiled as `image`) on each of `cases` under compute-sanitizer's `tool`, one worker
-/// per case (shown only GPU `gpu` when it is >= 0: run_worker); the first case that does not end cleanly (a
+/// per case (at `gpu`: its rank, and only that GPU when its index is >= 0: cluster::run_job); the first case that does not end cleanly (a
 /// report, a crash, a hang, a wrong output), or nullopt. Throws Error{unsupported} when compute-sanitizer
 /// cannot be started.
 std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, const std::filesystem::path& image,
                                                   const std::string& tool,
                                                   const std::vector<fuzz::CaseRecord>& cases,
                                                   const std::filesystem::path& work_directory,
-                                                  const std::string& name, int gpu = -1);
+                                                  const std::string& name, cluster::Place gpu = {});
 
 struct SanitizeOptions {
   std::filesystem::path work_directory;

@@ -5,6 +5,7 @@
 #include "runtime/backend/compiler_for.hpp"
 #include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/environment.hpp"
+#include "tuner/cluster/cluster.hpp"
 
 namespace tunefuzz {
 
@@ -32,6 +33,18 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
   std::vector<Candidate> all = p.space.candidates;
   all.insert(all.end(), extra.begin(), extra.end());
   if (twins == Twins::unless_screened) twins = fuzz_is_screened(p.config) ? Twins::none : Twins::perturbed;
+  if (cluster::size() > 1) {
+    // Over MPI ranks each compiles every size-th candidate into the shared cache first; the full compile below
+    // then finds them there, on rank 0 as on the others.
+    cluster::require_shared(KernelCache::default_directory(), "the kernel cache");
+    std::vector<Candidate> share;
+    for (size_t i = static_cast<size_t>(cluster::rank()); i < all.size(); i += static_cast<size_t>(cluster::size()))
+      share.push_back(all[i]);
+    std::fprintf(stderr, "rank %d of %d: compiling its share, %zu of %zu candidates\n", cluster::rank(),
+                 cluster::size(), share.size(), all.size());
+    compile_candidates(p.config, share, jobs, twins);
+    cluster::barrier();
+  }
   p.compiled = compile_candidates(p.config, all, jobs, twins, &p.compiler);
   return p;
 }
@@ -60,12 +73,28 @@ DeviceInfo require_device(const Config& config) {
 }
 
 DeviceInfo require_devices(const Config& config, const GpuChoice& choice, std::vector<Gpu>& gpus) {
-  if (!choice.given()) return require_device(config);
-  const ScratchDirectory scratch;
-  DeviceInfo first;
-  gpus = probe_gpus(choice, scratch.path, &first);
-  std::fprintf(stderr, "GPUs: %s\n", describe(gpus).c_str());
-  return check_card(config, first);
+  DeviceInfo device;
+  if (!choice.given()) {
+    device = require_device(config);
+  } else {
+    const ScratchDirectory scratch;
+    gpus = probe_gpus(choice, scratch.path, &device);
+    device = check_card(config, device);
+  }
+  if (cluster::size() > 1) gpus = cluster_gpus(std::move(gpus), device);
+  if (!gpus.empty()) std::fprintf(stderr, "GPUs: %s\n", describe(gpus).c_str());
+  return device;
+}
+
+int serve_rank(const GpuChoice& choice) {
+  YAML::Node report;
+  {
+    const ScratchDirectory scratch;
+    report = rank_gpu_report(choice, scratch.path);
+  }
+  if (report.IsMap()) std::fprintf(stderr, "rank %d: %s\n", cluster::rank(), report["error"].as<std::string>().c_str());
+  cluster::serve(report);
+  return 0;
 }
 
 }  // namespace tunefuzz

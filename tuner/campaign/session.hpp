@@ -41,7 +41,13 @@ DeviceInfo require_device(const Config& config);
 
 /// require_device for a campaign over `choice` (`--gpus`): probes the chosen GPUs into `gpus` (probe_gpus:
 /// one model, indices that exist) and checks their card against the config as require_device does. Without
-/// `--gpus` it is require_device, and `gpus` stays empty.
+/// `--gpus` it is require_device, and `gpus` stays empty. Over MPI ranks (rank 0), `gpus` then gets every
+/// other rank's GPUs too (cluster_gpus), so the campaign's pools send jobs to them.
 DeviceInfo require_devices(const Config& config, const GpuChoice& choice, std::vector<Gpu>& gpus);
+
+/// What a rank > 0 does in `tune run` and `fuzz run` once its share is compiled: reports its GPUs for
+/// `choice` to rank 0 and runs the jobs rank 0 sends until told to stop (tuner/cluster). Returns the exit
+/// status, 0: a rank without a GPU says so to rank 0, whose campaign fails naming it.
+int serve_rank(const GpuChoice& choice);
 
 }  // namespace tunefuzz

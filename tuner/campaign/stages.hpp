@@ -80,6 +80,7 @@ struct StoreUse {
 /// One of the host's GPUs a campaign runs workers on (`--gpus`): its index among the GPUs this process sees
 /// (run_worker's `gpu`) and the card as a worker shown only it reports it.
 struct Gpu {
+  int rank = 0;  ///< the MPI rank whose node has it (tuner/cluster); 0 without mpirun
   int index = -1;
   std::string name;
   std::string uuid;

@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 
+#include "tuner/campaign/gpus.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/store/verdict_store.hpp"
 #include "tuner/strategy/search.hpp"
 #include "tuner/worker/protocol.hpp"
@@ -37,7 +39,7 @@ struct RoundOutcome {
 class RoundRunner {
  public:
   RoundRunner(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
-              const TimeOptions& options, size_t index, int gpu)
+              const TimeOptions& options, size_t index, cluster::Place gpu)
       : problem_(problem), options_(options), index_(index), gpu_(gpu) {
     for (const FuzzedCandidate* c : candidates) images_[c->candidate.id()] = c->image;
   }
@@ -46,8 +48,8 @@ class RoundRunner {
     RoundOutcome out;
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
-      const WorkerOutcome worker = run_worker(to_yaml(job_for(left, name)), options_.work_directory, name,
-                                              options_.timeout_s, {}, 0, gpu_);
+      const WorkerOutcome worker = cluster::run_job(to_yaml(job_for(left, name)), options_.work_directory, name,
+                                                    options_.timeout_s, {}, 0, gpu_);
       std::set<std::string> reported = take_partial(worker, left, out.result);
       if (worker.end == WorkerOutcome::End::finished) break;
       // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").
@@ -126,7 +128,7 @@ class RoundRunner {
   size_t index_;
   std::map<std::string, std::filesystem::path> images_;
   int workers_ = 0;
-  int gpu_;  ///< the GPU every worker is shown alone; -1: what this process sees
+  cluster::Place gpu_;  ///< the rank and GPU every worker is shown alone; gpu -1: what that rank sees
 };
 
 // Screens the store holds from earlier campaigns (the same problem, image, warm-up, launches, seed, card and
@@ -194,7 +196,7 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
   timing.problem = problem;
   timing.strategy = options.strategy;
   if (gpu) timing.gpu = *gpu;
-  RoundRunner runner(problem, candidates, options, index, gpu ? gpu->index : -1);
+  RoundRunner runner(problem, candidates, options, index, gpu ? place_of(*gpu) : cluster::Place{});
   const std::unique_ptr<SearchStrategy> strategy = make_strategy(options.strategy, settings);
   const ScreenStore screens(problem, candidates, options);
   while (const std::optional<MeasureRound> round = strategy->next(state)) {

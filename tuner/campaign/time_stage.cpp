@@ -62,6 +62,7 @@ std::string interrupted_candidate(const std::filesystem::path& work, size_t inde
 
 YAML::Node gpu_node(const Gpu& gpu) {
   YAML::Node node;
+  if (gpu.rank) node["rank"] = gpu.rank;
   node["index"] = gpu.index;
   node["name"] = gpu.name;
   if (!gpu.uuid.empty()) node["uuid"] = gpu.uuid;
@@ -98,7 +99,8 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   t.strategy = strategy_of(event);
   t.evaluations = event["evaluations"] ? event["evaluations"].as<int64_t>() : 0;
   if (const YAML::Node gpu = event["gpu"])
-    t.gpu = Gpu{gpu["index"].as<int>(), gpu["name"].as<std::string>(""), gpu["uuid"].as<std::string>("")};
+    t.gpu = Gpu{gpu["rank"].as<int>(0), gpu["index"].as<int>(), gpu["name"].as<std::string>(""),
+                gpu["uuid"].as<std::string>("")};
   return t;
 }
 
@@ -223,7 +225,10 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
     char note[320];
     std::snprintf(note, sizeof note, "%s: %zu candidates, best %.1f TFLOP/s vs cuBLAS %.1f%s", problem.name.c_str(),
                   plan.eligible.size(), w ? w->tflops : 0.0, out[i].baseline.tflops,
-                  gpu ? (" on GPU " + std::to_string(gpu->index)).c_str() : "");
+                  gpu ? (" on " + (gpu->rank ? "rank " + std::to_string(gpu->rank) + " " : std::string()) +
+                         (gpu->index < 0 ? std::string("its GPU") : "GPU " + std::to_string(gpu->index)))
+                            .c_str()
+                      : "");
     progress.advance(note);
   };
   // One thread per GPU, each taking the next problem: a problem's candidates and its cuBLAS baseline are

@@ -26,6 +26,7 @@
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/campaign/session.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/cli/replay_command.hpp"
 #include "tuner/cli/table_commands.hpp"
@@ -264,6 +265,7 @@ int command_run(Options o) {
   }
   // A screened campaign compiles twins for its winners alone, at their confirmation (confirm_stage.hpp).
   const Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened);
+  if (cluster::rank() > 0) return serve_rank(gpu_choice);  // rank 0 runs the campaign, on every rank's GPUs
   const Config& config = prepared.config;
   const SpaceStage& stage = prepared.space;
   const auto& compiled = prepared.compiled;
@@ -542,6 +544,9 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    if (cluster::size() > 1 && !*run)
+      throw Error(ErrorKind::bad_input, "only `tune run` splits its work over MPI ranks; run `tune " +
+                                            app.get_subcommands().front()->get_name() + "` without mpirun");
     if (*space) return command_space(o);
     if (*replay) return cli::replay(o.config, o.journal, o.strategies, o.output, o.json, o.command_line);
     if (*compile) return command_compile(o);

@@ -239,8 +239,9 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
     row["layout"] = to_string(p.layout);
     row["alpha"] = p.alpha;
     row["beta"] = p.beta;
-    if (t.gpu) {  // `--gpus`: the card that timed this row, its baseline included
+    if (t.gpu) {  // `--gpus` or MPI ranks: the card that timed this row, its baseline included
       YAML::Node timed_on;
+      if (t.gpu->rank) timed_on["rank"] = t.gpu->rank;
       timed_on["index"] = t.gpu->index;
       timed_on["name"] = t.gpu->name;
       if (!t.gpu->uuid.empty()) timed_on["uuid"] = t.gpu->uuid;

@@ -1,0 +1,140 @@
+// Laws of a campaign over MPI ranks (tuner/cluster), on whole `tune run` and `fuzz run` campaigns of
+// configs/smoke.yaml started by `mpirun -n 2 --oversubscribe` on this one machine. No GPU: the worker is
+// tests/fixtures/fake_gpu_worker.sh, whose job log says which rank's node ran each job (`rank=R`, from the
+// OMPI_COMM_WORLD_RANK its rank's workers inherit). Timings are a function of the candidate id, so tables
+// compare exactly. Built only with TUNEFUZZ_MPI=ON.
+//  - two ranks give the one-process table (each row saying which rank's card timed it), both ranks fuzzed and
+//    timed, each compiled its own share of the candidates into the cold cache and rank 0 found them all there;
+//  - `fuzz run` spreads its jobs over both ranks;
+//  - the other commands refuse to run under mpirun rather than run twice.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/fake_gpu.hpp"
+#include "tests/support/job_log.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTune = TUNEFUZZ_BINARY_DIR "/bin/tune";
+const std::string kFuzz = TUNEFUZZ_BINARY_DIR "/bin/fuzz";
+const std::string kConfig = TUNEFUZZ_SOURCE_DIR "/configs/smoke.yaml";
+
+class Mpi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = tunefuzz::test::install_fake_gpu("mpi", "0.05");
+    // One process, as always: the table two ranks must give.
+    ASSERT_EQ(run({kTune, "run", kConfig, "--no-store", "-o", (root_ / "one" / "smoke.yaml").string()}), 0)
+        << tools_log();
+    reference_ = YAML::LoadFile((root_ / "one" / "smoke.yaml").string())["problems"];
+  }
+  static void TearDownTestSuite() {
+    ::unsetenv("FAKE_JOB_LOG");
+    tunefuzz::test::remove_fake_gpu(root_);
+  }
+
+  /// `mpirun -n RANKS` in front of `args` (allowed to start more ranks than cores, and as root where the
+  /// tests run as root).
+  static std::vector<std::string> mpirun(int ranks, std::vector<std::string> args) {
+    std::vector<std::string> out = {TUNEFUZZ_MPIEXEC, "-n", std::to_string(ranks), "--oversubscribe"};
+    if (::geteuid() == 0) out.push_back("--allow-run-as-root");
+    out.insert(out.end(), args.begin(), args.end());
+    return out;
+  }
+
+  static int run(const std::vector<std::string>& args) { return tunefuzz::test::run_tool(root_, args); }
+
+  /// Runs `args` with its job log in a fresh file; returns the exit code and the log's lines in `jobs`.
+  static int run_logged(const std::vector<std::string>& args, const std::string& name,
+                        std::vector<std::string>& jobs) {
+    return tunefuzz::test::run_tool_logged(root_, args, name, jobs);
+  }
+
+  static std::string tools_log() { return tunefuzz::test::tools_log(root_); }
+
+  /// The ranks (`rank=R` at each line's end) that ran jobs of `kind` (`fuzz`, `time`).
+  static std::set<std::string> ranks_of(const std::vector<std::string>& jobs, const std::string& kind) {
+    std::set<std::string> out;
+    for (const std::string& line : jobs)
+      if (line.rfind(kind + " ", 0) == 0) out.insert(line.substr(line.rfind(' ') + 1));
+    return out;
+  }
+
+  static inline fs::path root_;
+  static inline YAML::Node reference_;
+};
+
+TEST_F(Mpi, TwoRanksGiveTheOneProcessTableAndShareTheCompileAndTheJobs) {
+  // A cold kernel cache of its own, so that the ranks really compile.
+  const fs::path cold = root_ / "cold-cache";
+  ::setenv("TUNEFUZZ_CACHE_DIR", cold.c_str(), 1);
+  const fs::path table = root_ / "two" / "smoke.yaml";
+  std::vector<std::string> jobs;
+  const int code = run_logged(mpirun(2, {kTune, "run", kConfig, "--no-store", "-o", table.string()}), "two", jobs);
+  ::setenv("TUNEFUZZ_CACHE_DIR", (root_ / "cache").c_str(), 1);
+  ASSERT_EQ(code, 0) << tools_log();
+
+  // Each rank compiled every other candidate; rank 0's full compile then found all of them in the cache.
+  const std::string log = tools_log();
+  EXPECT_NE(log.find("rank 0 of 2: compiling its share, 3 of 6 candidates"), std::string::npos) << log;
+  EXPECT_NE(log.find("rank 1 of 2: compiling its share, 3 of 6 candidates"), std::string::npos) << log;
+  EXPECT_NE(log.find("4 distinct images for 6 candidates; 4 kept, 6 from cache"), std::string::npos) << log;
+
+  // One table, written by rank 0: the one-process table, each row naming the card that timed it.
+  const YAML::Node rows = YAML::LoadFile(table.string())["problems"];
+  ASSERT_EQ(rows.size(), reference_.size());
+  std::set<int> timing_ranks;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE(rows[i]["name"].as<std::string>());
+    const YAML::Node on = rows[i]["timed_on"];
+    ASSERT_TRUE(on) << "the row does not say which rank's card timed it";
+    timing_ranks.insert(on["rank"].as<int>(0));
+    YAML::Node row = YAML::Clone(rows[i]);
+    row.remove("timed_on");
+    EXPECT_EQ(YAML::Dump(row), YAML::Dump(reference_[i]));
+  }
+  // Both ranks fuzzed, and timed (a problem's candidates and baseline on one rank's card).
+  EXPECT_EQ(ranks_of(jobs, "fuzz"), (std::set<std::string>{"rank=0", "rank=1"}));
+  EXPECT_EQ(ranks_of(jobs, "time"), (std::set<std::string>{"rank=0", "rank=1"}));
+  EXPECT_EQ(timing_ranks, (std::set<int>{0, 1}));
+}
+
+TEST_F(Mpi, FuzzRunSpreadsItsJobsOverTheRanks) {
+  std::vector<std::string> jobs;
+  const fs::path report = root_ / "fuzz" / "report.yaml";
+  ASSERT_EQ(run_logged(mpirun(2, {kFuzz, "run", kConfig, "--rounds", "2", "--budget", "1h", "--work-dir",
+                                  (root_ / "fuzz").string(), "-o", report.string()}),
+                       "fuzz", jobs),
+            0)
+      << tools_log();
+  EXPECT_EQ(ranks_of(jobs, "fuzz"), (std::set<std::string>{"rank=0", "rank=1"}));
+  const YAML::Node r = YAML::LoadFile(report.string());
+  EXPECT_EQ(r["rounds"].as<int>(), 2);
+  EXPECT_EQ(r["failures"].size(), 0u);
+}
+
+TEST_F(Mpi, OtherCommandsRefuseToRunOnEveryRank) {
+  const fs::path log = root_ / "tools.log";
+  const auto before = fs::file_size(log);
+  EXPECT_EQ(run(mpirun(2, {kTune, "space", kConfig})), 2);
+  EXPECT_EQ(run(mpirun(2, {kFuzz, "mutants", kConfig, "--cases", "1"})), 2);
+  const std::string tail = tools_log().substr(before);
+  EXPECT_NE(tail.find("only `tune run` splits its work over MPI ranks; run `tune space` without mpirun"),
+            std::string::npos)
+      << tail;
+  EXPECT_NE(tail.find("only `fuzz run` splits its work over MPI ranks; run `fuzz mutants` without mpirun"),
+            std::string::npos)
+      << tail;
+}
+
+}  // namespace
