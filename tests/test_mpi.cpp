@@ -4,7 +4,7 @@
 // OMPI_COMM_WORLD_RANK its rank's workers inherit). Timings are a function of the candidate id, so tables
 // compare exactly. Built only with TUNEFUZZ_MPI=ON.
 //  - two ranks give the one-process table (each row saying which rank's card timed it), both ranks fuzzed and
-//    timed, each compiled its own share of the candidates into the cold cache and rank 0 found them all there;
+//    timed; each rank compiles its own share of the candidates into a cold cache and rank 0 finds them all there;
 //  - `fuzz run` spreads its jobs over both ranks;
 //  - the other commands refuse to run under mpirun rather than run twice.
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,21 +75,11 @@ class Mpi : public ::testing::Test {
   static inline YAML::Node reference_;
 };
 
-TEST_F(Mpi, TwoRanksGiveTheOneProcessTableAndShareTheCompileAndTheJobs) {
-  // A cold kernel cache of its own, so that the ranks really compile.
-  const fs::path cold = root_ / "cold-cache";
-  ::setenv("TUNEFUZZ_CACHE_DIR", cold.c_str(), 1);
+TEST_F(Mpi, TwoRanksGiveTheOneProcessTableAndShareTheJobs) {
   const fs::path table = root_ / "two" / "smoke.yaml";
   std::vector<std::string> jobs;
-  const int code = run_logged(mpirun(2, {kTune, "run", kConfig, "--no-store", "-o", table.string()}), "two", jobs);
-  ::setenv("TUNEFUZZ_CACHE_DIR", (root_ / "cache").c_str(), 1);
-  ASSERT_EQ(code, 0) << tools_log();
-
-  // Each rank compiled every other candidate; rank 0's full compile then found all of them in the cache.
-  const std::string log = tools_log();
-  EXPECT_NE(log.find("rank 0 of 2: compiling its share, 3 of 6 candidates"), std::string::npos) << log;
-  EXPECT_NE(log.find("rank 1 of 2: compiling its share, 3 of 6 candidates"), std::string::npos) << log;
-  EXPECT_NE(log.find("4 distinct images for 6 candidates; 4 kept, 6 from cache"), std::string::npos) << log;
+  ASSERT_EQ(run_logged(mpirun(2, {kTune, "run", kConfig, "--no-store", "-o", table.string()}), "two", jobs), 0)
+      << tools_log();
 
   // One table, written by rank 0: the one-process table, each row naming the card that timed it.
   const YAML::Node rows = YAML::LoadFile(table.string())["problems"];
@@ -107,6 +98,42 @@ TEST_F(Mpi, TwoRanksGiveTheOneProcessTableAndShareTheCompileAndTheJobs) {
   EXPECT_EQ(ranks_of(jobs, "fuzz"), (std::set<std::string>{"rank=0", "rank=1"}));
   EXPECT_EQ(ranks_of(jobs, "time"), (std::set<std::string>{"rank=0", "rank=1"}));
   EXPECT_EQ(timing_ranks, (std::set<int>{0, 1}));
+}
+
+TEST_F(Mpi, EachRankCompilesItsShareOfAColdCache) {
+  // Two gemm_simt candidates (quick to compile) and a cold kernel cache of their own.
+  const fs::path config = root_ / "simt.yaml";
+  std::ofstream(config) << tunefuzz::test::kFakeGpuSection << R"(
+problems:
+  - {name: fp32_256, m: 256, n: 256, k: 256, precision: fp32}
+templates:
+  - name: gemm_simt
+    space:
+      VEC: [1, 2]
+budgets:
+  fuzz_cases: 6
+  timing_warmup: 1
+  timing_repeats: 3
+seed: 3
+output: simt-table.yaml
+)";
+  const fs::path cold = root_ / "cold-cache";
+  ::setenv("TUNEFUZZ_CACHE_DIR", cold.c_str(), 1);
+  const fs::path log = root_ / "tools.log";
+  const auto before = fs::file_size(log);
+  const int code =
+      run(mpirun(2, {kTune, "run", config.string(), "--no-store", "-o", (root_ / "simt" / "t.yaml").string()}));
+  ::setenv("TUNEFUZZ_CACHE_DIR", (root_ / "cache").c_str(), 1);
+  const std::string out = tools_log().substr(before);
+  ASSERT_EQ(code, 0) << out;
+  // Each rank compiled one candidate; the full compile then found both in the cache.
+  EXPECT_NE(out.find("rank 0 of 2: compiling its share, 1 of 2 candidates"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 1 of 2: compiling its share, 1 of 2 candidates"), std::string::npos) << out;
+  // Each share compiled cold (whether the compile then keeps the candidate or prunes it on spills).
+  const std::regex cold_share("for 1 candidates; [01] kept, 0 from cache; their schedule-perturbed twins next");
+  EXPECT_EQ(std::distance(std::sregex_iterator(out.begin(), out.end(), cold_share), std::sregex_iterator()), 2)
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("for 2 candidates; [012] kept, 2 from cache"))) << out;
 }
 
 TEST_F(Mpi, FuzzRunSpreadsItsJobsOverTheRanks) {

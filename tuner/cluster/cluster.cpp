@@ -1,6 +1,7 @@
 #include "tuner/cluster/cluster.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
@@ -236,14 +237,27 @@ WorkerOutcome run_job(const YAML::Node& job, const fs::path& directory, const st
 void serve(const YAML::Node& gpus) {
 #ifdef TUNEFUZZ_HAVE_MPI
   send(YAML::Dump(gpus), 0, kGpusTag);
-  std::vector<std::thread> running;
+  // A thread per job (rank 0's pools decide how many run at once), let go when it has answered; stop waits
+  // for the last answer.
+  std::mutex mutex;
+  std::condition_variable idle;
+  int running = 0;
   for (;;) {
     int tag = 0;
     std::string message = receive(0, MPI_ANY_TAG, &tag);
     if (tag == kStopTag) break;
-    running.emplace_back([message = std::move(message), tag] { send(execute(message), 0, tag); });
+    {
+      const std::lock_guard lock(mutex);
+      ++running;
+    }
+    std::thread([&mutex, &idle, &running, message = std::move(message), tag] {
+      send(execute(message), 0, tag);
+      const std::lock_guard lock(mutex);
+      if (--running == 0) idle.notify_all();
+    }).detach();
   }
-  for (std::thread& t : running) t.join();
+  std::unique_lock lock(mutex);
+  idle.wait(lock, [&] { return running == 0; });
 #else
   (void)gpus;
 #endif
