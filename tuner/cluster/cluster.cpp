@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+#ifdef TUNEFUZZ_HAVE_MPI
 // The message of a job sent to another rank, and of how it ended.
 std::string job_message(const YAML::Node& job, const fs::path& directory, const std::string& name,
                         double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s,
@@ -89,7 +90,6 @@ std::string execute(const std::string& message) {
   return outcome_message(outcome);
 }
 
-#ifdef TUNEFUZZ_HAVE_MPI
 // Tags: a stop, a rank's GPU report; each job (and its answer) gets a tag of its own from kFirstJob up.
 constexpr int kStopTag = 1, kGpusTag = 2, kFirstJob = 16;
 
