@@ -100,10 +100,7 @@ class Gpus : public ::testing::Test {
 
   /// How many job lines ran on each card (`gpu=N` at each line's end), by kind (`fuzz`, `time`).
   static std::map<std::string, std::set<std::string>> cards_by_kind(const std::vector<std::string>& jobs) {
-    std::map<std::string, std::set<std::string>> out;
-    for (const std::string& line : jobs)
-      out[line.substr(0, line.find(' '))].insert(line.substr(line.rfind(' ') + 1));
-    return out;
+    return tunefuzz::test::last_words_by_kind(jobs);
   }
 
   static inline fs::path root_;

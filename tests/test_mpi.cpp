@@ -65,10 +65,7 @@ class Mpi : public ::testing::Test {
 
   /// The ranks (`rank=R` at each line's end) that ran jobs of `kind` (`fuzz`, `time`).
   static std::set<std::string> ranks_of(const std::vector<std::string>& jobs, const std::string& kind) {
-    std::set<std::string> out;
-    for (const std::string& line : jobs)
-      if (line.rfind(kind + " ", 0) == 0) out.insert(line.substr(line.rfind(' ') + 1));
-    return out;
+    return tunefuzz::test::last_words_by_kind(jobs)[kind];
   }
 
   static inline fs::path root_;

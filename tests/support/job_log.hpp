@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,13 @@ inline int run_tool_logged(const std::filesystem::path& root, const std::vector<
 inline std::string tools_log(const std::filesystem::path& root) {
   std::ifstream in(root / "tools.log");
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Of a job log's lines (`KIND ... TAG`: `fuzz ID gpu=1`, `time PROBLEM rank=0`), the last words by kind.
+inline std::map<std::string, std::set<std::string>> last_words_by_kind(const std::vector<std::string>& jobs) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const std::string& line : jobs) out[line.substr(0, line.find(' '))].insert(line.substr(line.rfind(' ') + 1));
+  return out;
 }
 
 }  // namespace tunefuzz::test

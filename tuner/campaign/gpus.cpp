@@ -87,6 +87,20 @@ std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path
   return gpus;
 }
 
+YAML::Node to_yaml(const Gpu& gpu) {
+  YAML::Node node;
+  if (gpu.rank) node["rank"] = gpu.rank;
+  node["index"] = gpu.index;
+  node["name"] = gpu.name;
+  if (!gpu.uuid.empty()) node["uuid"] = gpu.uuid;
+  return node;
+}
+
+Gpu gpu_from_yaml(const YAML::Node& node) {
+  return {node["rank"].as<int>(0), node["index"].as<int>(), node["name"].as<std::string>(""),
+          node["uuid"].as<std::string>("")};
+}
+
 std::vector<Gpu> cluster_gpus(std::vector<Gpu> local, const DeviceInfo& device) {
   if (local.empty()) local.push_back({0, -1, device.name, device.uuid});
   const std::vector<YAML::Node> reports = cluster::gather_gpus();
@@ -96,7 +110,8 @@ std::vector<Gpu> cluster_gpus(std::vector<Gpu> local, const DeviceInfo& device) 
     if (report.IsMap() && report["error"])
       throw Error(ErrorKind::no_device, "rank " + std::to_string(rank) + ": " + report["error"].as<std::string>());
     for (const YAML::Node& g : report) {
-      Gpu gpu{rank, g["index"].as<int>(), g["name"].as<std::string>(), g["uuid"].as<std::string>("")};
+      Gpu gpu = gpu_from_yaml(g);
+      gpu.rank = rank;
       if (gpu.name != device.name)
         throw Error(ErrorKind::bad_input, "rank " + std::to_string(rank) + "'s GPU " + std::to_string(gpu.index) +
                                               " is " + gpu.name + " but rank 0's is " + device.name +
@@ -119,13 +134,7 @@ YAML::Node rank_gpu_report(const GpuChoice& choice, const std::filesystem::path&
       if (!probe.device) throw Error(ErrorKind::no_device, "no usable GPU: " + probe.reason);
       gpus.push_back({0, -1, probe.device->name, probe.device->uuid});
     }
-    for (const Gpu& gpu : gpus) {
-      YAML::Node g;
-      g["index"] = gpu.index;
-      g["name"] = gpu.name;
-      g["uuid"] = gpu.uuid;
-      report.push_back(g);
-    }
+    for (const Gpu& gpu : gpus) report.push_back(to_yaml(gpu));
   } catch (const Error& e) {
     report = YAML::Node();
     report["error"] = e.message();

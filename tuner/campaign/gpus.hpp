@@ -34,6 +34,11 @@ std::string gpu_choice_error(const std::string& text);
 std::vector<Gpu> probe_gpus(const GpuChoice& choice, const std::filesystem::path& work_directory,
                             DeviceInfo* first = nullptr);
 
+/// `gpu` as the journal, the table (`timed_on`) and a rank's report write it: `rank` (when not 0), `index`,
+/// `name`, `uuid` (when known); and back.
+YAML::Node to_yaml(const Gpu& gpu);
+Gpu gpu_from_yaml(const YAML::Node& node);
+
 /// Where a worker job for `gpu` runs (tuner/cluster).
 inline cluster::Place place_of(const Gpu& gpu) { return {gpu.rank, gpu.index}; }
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "tuner/campaign/gpus.hpp"
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/campaign/time_search.hpp"
@@ -60,15 +61,6 @@ std::string interrupted_candidate(const std::filesystem::path& work, size_t inde
   return (verb == "screen" || verb == "verify") && id != "cublas" ? id : "";
 }
 
-YAML::Node gpu_node(const Gpu& gpu) {
-  YAML::Node node;
-  if (gpu.rank) node["rank"] = gpu.rank;
-  node["index"] = gpu.index;
-  node["name"] = gpu.name;
-  if (!gpu.uuid.empty()) node["uuid"] = gpu.uuid;
-  return node;
-}
-
 YAML::Node timed_event(const ProblemTiming& t) {
   YAML::Node event;
   event["event"] = "timed";
@@ -77,7 +69,7 @@ YAML::Node timed_event(const ProblemTiming& t) {
   event["strategy"] = to_string(t.strategy);
   event["evaluations"] = t.evaluations;
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
-  if (t.gpu) event["gpu"] = gpu_node(*t.gpu);
+  if (t.gpu) event["gpu"] = to_yaml(*t.gpu);
   return event;
 }
 
@@ -99,8 +91,7 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   t.strategy = strategy_of(event);
   t.evaluations = event["evaluations"] ? event["evaluations"].as<int64_t>() : 0;
   if (const YAML::Node gpu = event["gpu"])
-    t.gpu = Gpu{gpu["rank"].as<int>(0), gpu["index"].as<int>(), gpu["name"].as<std::string>(""),
-                gpu["uuid"].as<std::string>("")};
+    t.gpu = gpu_from_yaml(gpu);
   return t;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "fuzz/domain.hpp"
+#include "tuner/campaign/gpus.hpp"
 #include "tuner/common/version.hpp"
 
 namespace tunefuzz {
@@ -239,14 +240,7 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
     row["layout"] = to_string(p.layout);
     row["alpha"] = p.alpha;
     row["beta"] = p.beta;
-    if (t.gpu) {  // `--gpus` or MPI ranks: the card that timed this row, its baseline included
-      YAML::Node timed_on;
-      if (t.gpu->rank) timed_on["rank"] = t.gpu->rank;
-      timed_on["index"] = t.gpu->index;
-      timed_on["name"] = t.gpu->name;
-      if (!t.gpu->uuid.empty()) timed_on["uuid"] = t.gpu->uuid;
-      row["timed_on"] = timed_on;
-    }
+    if (t.gpu) row["timed_on"] = to_yaml(*t.gpu);  // `--gpus` or MPI ranks: the card that timed it, baseline too
     YAML::Node baseline;
     baseline["name"] = "cublas";
     baseline["version"] = t.baseline_version;
