@@ -264,6 +264,17 @@ std::string number(double value) {
 
 // ---- public API ---------------------------------------------------------------------------------------
 
+namespace {
+std::atomic<unsigned> host_threads_set{0};
+}  // namespace
+
+unsigned host_threads() {
+  const unsigned set = host_threads_set.load();
+  return set > 0 ? set : std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+}
+
+void set_host_threads(unsigned threads) { host_threads_set.store(threads); }
+
 Reference compute_reference(const GemmOperands& operands) {
   validate(operands);
   const Eigen::MatrixXd a = to_eigen(*operands.a);
@@ -452,7 +463,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
     }
   };
   std::vector<std::thread> pool;
-  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  const unsigned threads = host_threads();
   for (unsigned t = 1; t < std::min<int64_t>(threads, blocks); ++t) pool.emplace_back(scan);
   scan();
   for (auto& thread : pool) thread.join();

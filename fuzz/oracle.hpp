@@ -37,6 +37,13 @@ struct Reference {
   Eigen::MatrixXd magnitude;
 };
 
+/// Threads the host-side judging of one case (the projected check's scan, triage) may use: the number
+/// set_host_threads gave, else the machine's, at most 16. A worker process that shares its host with other
+/// workers is given its share (FuzzJob::host_threads), so that a campaign over several GPUs does not run
+/// sixteen threads per worker on cores that other workers need.
+unsigned host_threads();
+void set_host_threads(unsigned threads);  ///< 0: back to the default
+
 Reference compute_reference(const GemmOperands& operands);
 
 /// Precisions of the arithmetic, for the bound.

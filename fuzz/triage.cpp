@@ -72,7 +72,7 @@ IncorrectKind classify_incorrect(const Verdict& v, int64_t m, int64_t n, int64_t
     }
   };
   std::vector<std::thread> pool;
-  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 16);
+  const unsigned threads = host_threads();
   for (unsigned t = 1; t < std::min<int64_t>(threads, tiles_m); ++t) pool.emplace_back(count);
   count();
   for (auto& thread : pool) thread.join();

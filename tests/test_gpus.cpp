@@ -16,11 +16,13 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/fake_gpu.hpp"
 #include "tests/support/job_log.hpp"
 #include "tuner/campaign/gpus.hpp"
+#include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/worker/worker_client.hpp"
 
@@ -65,6 +67,22 @@ TEST(WorkerEnvironment, ShowsTheWorkerOnlyItsGpuCountedAmongThoseTheCoordinatorS
   const std::vector<std::string> narrowed = {"CUDA_VISIBLE_DEVICES=5,7", "PATH=/bin"};
   EXPECT_EQ(worker_environment(narrowed, 1),
             (std::vector<std::string>{"PATH=/bin", "CUDA_VISIBLE_DEVICES=7", "HIP_VISIBLE_DEVICES=1"}));
+}
+
+TEST(WorkerHostThreads, TheNodesThreadsAreSharedAmongTheWorkersRunningOnIt) {
+  using tunefuzz::worker_host_threads;
+  ::unsetenv("TUNEFUZZ_HOST_THREADS");
+  EXPECT_EQ(worker_host_threads(64, 4, 1), 16);  // one pool: at most 16 each
+  EXPECT_EQ(worker_host_threads(64, 4, 4), 4);   // four pools of four on 64 threads
+  EXPECT_EQ(worker_host_threads(32, 4, 2), 4);
+  EXPECT_EQ(worker_host_threads(16, 4, 0), 4);   // no --gpus: one pool
+  EXPECT_EQ(worker_host_threads(2, 4, 1), 1);    // never below one
+  EXPECT_EQ(worker_host_threads(256, 1, 1), 16); // never above sixteen
+  ::setenv("TUNEFUZZ_HOST_THREADS", "3", 1);     // the operator's override
+  EXPECT_EQ(worker_host_threads(64, 4, 4), 3);
+  ::setenv("TUNEFUZZ_HOST_THREADS", "0", 1);     // 0: the worker's own default
+  EXPECT_EQ(worker_host_threads(64, 4, 4), 0);
+  ::unsetenv("TUNEFUZZ_HOST_THREADS");
 }
 
 // ---- whole campaigns on fake cards ----
@@ -161,6 +179,18 @@ TEST_F(Gpus, FuzzRunSpreadsItsJobsOverEveryCardOfAll) {
             0)
       << tools_log();
   EXPECT_EQ(cards_by_kind(jobs).at("fuzz"), (std::set<std::string>{"gpu=0", "gpu=1"}));
+  // Each fuzz job was given its share of this host's threads: two pools of four workers share them.
+  const int share = tunefuzz::worker_host_threads(std::thread::hardware_concurrency(), 4, 2);
+  int fuzz_jobs = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root_ / "fuzz")) {
+    if (!entry.path().string().ends_with(".job.yaml")) continue;
+    const YAML::Node job = YAML::LoadFile(entry.path().string());
+    if (job["kind"].as<std::string>() != "fuzz") continue;
+    ++fuzz_jobs;
+    ASSERT_TRUE(job["host_threads"]) << entry.path();
+    EXPECT_EQ(job["host_threads"].as<int>(), share) << entry.path();
+  }
+  EXPECT_GT(fuzz_jobs, 0);
 }
 
 TEST_F(Gpus, CardsOfTwoModelsAreRefusedBeforeAnythingIsWritten) {

@@ -1184,6 +1184,31 @@ TEST(ProjectedLaw, SampledCheckIsSeededAndDeterministic) {
   EXPECT_EQ(first.worst_ratio, second.worst_ratio);
 }
 
+TEST(ProjectedLaw, TheVerdictDoesNotDependOnHowManyHostThreadsJudge) {
+  // A worker sharing its host is given fewer threads (set_host_threads): the same output, wrong in a few
+  // rows and right elsewhere, gets the same verdict, element for element, from one thread and from seven.
+  const ProjectedCase& c = ProjectedCase::get();
+  HostMatrix out = c.out;
+  out.set(10, 10, c.reference.value(10, 10) + 5);
+  out.set(257, 3, c.reference.value(257, 3) - 7);
+  out.set(299, 199, c.reference.value(299, 199) + 2 * c.bound(299, 199));
+  std::vector<Verdict> verdicts;
+  for (unsigned threads : {1u, 7u}) {
+    set_host_threads(threads);
+    ASSERT_EQ(host_threads(), threads);
+    verdicts.push_back(check_projected(out, gemm_of(c.operands, c.record), c.model, 2, 300, 32, 32, 77));
+  }
+  set_host_threads(0);
+  EXPECT_GE(host_threads(), 1u);
+  EXPECT_LE(host_threads(), 16u);
+  EXPECT_FALSE(verdicts[0].pass);
+  EXPECT_EQ(verdicts[0].checked, verdicts[1].checked);
+  EXPECT_EQ(verdicts[0].wrong, verdicts[1].wrong);
+  EXPECT_EQ(verdicts[0].worst_ratio, verdicts[1].worst_ratio);
+  EXPECT_EQ(verdicts[0].failed_mask, verdicts[1].failed_mask);
+  EXPECT_EQ(verdicts[0].summary(), verdicts[1].summary());
+}
+
 TEST(ProjectedLaw, SaturatedFp8OutputsPassWhenRightAndFailWhenOneIsWrong) {
   // e4m3 in and out, alpha = 32 on normal values with K = 300 (|ref| about 550 on average): about half the
   // outputs saturate; C is read (beta = 0.5).

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -30,6 +31,12 @@ uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id)
   return std::stoull(digest.substr(0, 12), nullptr, 16);
 }
 
+int worker_host_threads(unsigned hardware, int workers, size_t pools) {
+  if (const char* set = std::getenv("TUNEFUZZ_HOST_THREADS"); set && *set) return std::max(0, std::atoi(set));
+  const unsigned sharers = static_cast<unsigned>(std::max(1, workers)) * static_cast<unsigned>(std::max<size_t>(1, pools));
+  return static_cast<int>(std::clamp(hardware / sharers, 1u, 16u));
+}
+
 namespace {
 
 // One fuzz job in a worker: `cases` cases of `candidate` (its own image, or its perturbed twin's).
@@ -47,6 +54,10 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
   job.seed = seed;
   job.huge_weight = options.huge_weight;
   job.progress = options.work_directory / (name + ".progress");
+  // The pools on the job's node share its cores (this node's count stands for every node's).
+  const size_t pools = static_cast<size_t>(std::count_if(options.gpus.begin(), options.gpus.end(),
+                                                         [&](const Gpu& g) { return g.rank == gpu.rank; }));
+  job.host_threads = worker_host_threads(std::thread::hardware_concurrency(), options.workers, pools);
   std::filesystem::remove(job.progress);
   // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
   const double slowdown = wrapper.empty() ? 1 : 10;

@@ -151,6 +151,11 @@ struct FuzzOptions {
 /// Candidate seeds derive from the campaign seed and the candidate id, so a rerun fuzzes the same cases.
 uint64_t candidate_seed(uint64_t campaign_seed, const std::string& candidate_id);
 
+/// Threads each fuzz worker may use for host-side judging (FuzzJob::host_threads): the node's `hardware`
+/// threads shared among the `workers` × `pools` workers running on it at once (at least 1, at most 16).
+/// $TUNEFUZZ_HOST_THREADS, when set, overrides it (0: each worker takes its default, up to 16).
+int worker_host_threads(unsigned hardware, int workers, size_t pools);
+
 /// Of a candidate's `cases`, how many run on its schedule-perturbed twin (a third; none below 3 cases).
 int64_t perturbed_cases(int64_t cases);
 /// How many cases run under `fuzz run --sanitize` beside `cases` (a tenth, at least one): instrumented

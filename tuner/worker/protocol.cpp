@@ -211,6 +211,7 @@ YAML::Node to_yaml(const FuzzJob& j) {
   n["seed"] = j.seed;
   n["huge_weight"] = j.huge_weight;
   n["progress"] = j.progress.string();
+  if (j.host_threads > 0) n["host_threads"] = j.host_threads;
   return n;
 }
 
@@ -222,6 +223,7 @@ FuzzJob fuzz_job_from_yaml(const YAML::Node& n) {
   j.seed = get<uint64_t>(n, "seed");
   j.huge_weight = get_or<int>(n, "huge_weight", 0);
   j.progress = get<std::string>(n, "progress");
+  j.host_threads = get_or<int>(n, "host_threads", 0);
   return j;
 }
 

@@ -27,6 +27,9 @@ struct FuzzJob {
   uint64_t seed = 0;
   int huge_weight = 0;  ///< fuzz::CaseSpace::huge_weight: how often C's offsets cross 2^31
   std::filesystem::path progress;
+  /// Threads the worker's host-side judging may use (fuzz::set_host_threads); 0: the worker's default. It
+  /// decides nothing about the verdict, only how fast it comes.
+  int host_threads = 0;
 };
 
 struct FuzzFailure {

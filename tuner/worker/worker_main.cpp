@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "fuzz/oracle.hpp"
 #include "tuner/device/hip/jobs.hpp"
 #include "tuner/device/jobs.hpp"
 #include "tuner/worker/protocol.hpp"
@@ -99,6 +100,7 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
   if (kind == "probe") return to_yaml(probe());
   if (kind == "fuzz") {
     const FuzzJob fuzz = fuzz_job_from_yaml(job);
+    if (fuzz.host_threads > 0) fuzz::set_host_threads(static_cast<unsigned>(fuzz.host_threads));
     const auto write_partial = [&](const FuzzResult& partial) { write_yaml(result_path, to_yaml(partial)); };
     const bool amd = is_amd_image(fuzz.image);
     require_runtime(amd, "fuzz job", fuzz.candidate);
