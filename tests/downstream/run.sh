@@ -79,7 +79,16 @@ cmake --install "$build" --prefix "$scratch/aot-prefix"
 "$tune" export "$scratch/small_table.yaml" --format cmake --embed-kernels -o "$scratch/aot-package"
 cmake -S "$scratch/aot-package" -B "$scratch/aot-package-build" -DCMAKE_INSTALL_PREFIX="$scratch/aot-prefix"
 cmake --build "$scratch/aot-package-build"
+# The prefix's shipped headers carry the export's time stamps (as copies on some machines did): the install
+# must replace them all the same (cmake --install skips a file whose destination has the source's time).
+for h in tables.hpp kernels.hpp; do
+  touch -r "$scratch/aot-package/include/tunefuzz/$h" "$scratch/aot-prefix/include/tunefuzz/$h"
+done
 cmake --install "$scratch/aot-package-build"
+for h in tables.hpp kernels.hpp; do
+  cmp "$scratch/aot-package/include/tunefuzz/$h" "$scratch/aot-prefix/include/tunefuzz/$h" ||
+    { echo "cmake --install left the prefix's own $h in place of the exported one"; exit 1; }
+done
 cmake -S "$root/tests/downstream" -B "$scratch/aot-build" -DCMAKE_PREFIX_PATH="$scratch/aot-prefix"
 cmake --build "$scratch/aot-build"
 run_example "$scratch/aot-build" 2

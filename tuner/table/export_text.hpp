@@ -168,7 +168,7 @@ constexpr Choice lookup(std::string_view card, std::string_view arch, long long 
 
 /// The package's CMakeLists.txt after its comment; @VERSION@, @LIBRARY@ (an INTERFACE library, or a static one
 /// of the images) and @SCOPE@ (INTERFACE or PUBLIC) are replaced.
-inline constexpr const char* kPackageCMake = R"(
+inline constexpr const char* kPackageCMake = R"cmake(
 cmake_minimum_required(VERSION 3.14)
 project(tunefuzz_tables VERSION @VERSION@ LANGUAGES CXX)
 
@@ -186,13 +186,17 @@ target_compile_features(tables @SCOPE@ cxx_std_17)
 # tunefuzz runtime, these tables replace the ones it ships (the same export set and config file).
 set(TUNEFUZZ_TABLES_CONFIG_DIR ${CMAKE_INSTALL_DATADIR}/cmake/tunefuzz)
 install(TARGETS tables EXPORT tunefuzzTablesTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The headers replace those already installed even when these carry the same time stamp (cmake --install
+# skips a file whose destination has the source's modification time, whatever its content).
+install(CODE "file(REMOVE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tunefuzz/tables.hpp\"
+                          \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}/tunefuzz/kernels.hpp\")")
 install(FILES include/tunefuzz/tables.hpp include/tunefuzz/kernels.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tunefuzz)
 install(EXPORT tunefuzzTablesTargets NAMESPACE tunefuzz:: DESTINATION ${TUNEFUZZ_TABLES_CONFIG_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/tunefuzzConfigVersion.cmake
                                  COMPATIBILITY SameMajorVersion)
 install(FILES cmake/tunefuzzConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/tunefuzzConfigVersion.cmake
         DESTINATION ${TUNEFUZZ_TABLES_CONFIG_DIR})
-)";
+)cmake";
 
 /// The package's cmake/tunefuzzConfig.cmake: the same text as tunefuzz's own (cmake/tunefuzzConfig.cmake;
 /// tests/test_export.cpp checks it), so the runtime and a tables package may share an install prefix.
