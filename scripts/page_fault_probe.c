@@ -1,6 +1,7 @@
 // Page-fault throughput of this host: map 256 MiB, write every page, unmap, for SECONDS (default 5); with a
 // second argument 1 the same 256 MiB are written again and again instead (reused pages). Prints GB/s written.
-// Build: cc -O2 -o page_fault_probe scripts/page_fault_probe.c. Why: tuner/worker/worker_main.cpp (keep_freed_memory).
+// Build: cc -O2 -o page_fault_probe scripts/page_fault_probe.c. Run N at once to see whether a host shares the
+// cost among processes (results/fuzz-gpus-h200x4/README.md: it does not, on the four-H200 machine).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,6 @@
 // image is refused, saying so. The probe asks CUDA first, then HIP. tunefuzz-hip-worker is this program built
 // without CUDA (TUNEFUZZ_WORKER_HIP_ONLY), for a machine with an AMD GPU and no NVIDIA driver, where
 // tunefuzz-worker cannot even start (it links libcuda.so.1): point TUNEFUZZ_WORKER at it.
-#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -17,7 +16,6 @@
 #include <array>
 #include <fstream>
 #include <iostream>
-#include <limits>
 
 #include "fuzz/oracle.hpp"
 #include "tuner/device/hip/jobs.hpp"
@@ -144,22 +142,9 @@ bool poisons_context(const Error& e) {
   return false;
 }
 
-// Keeps the memory a case frees in the process for the next case. A fuzz case allocates operands, outputs
-// and the reference afresh, often hundreds of MB; by default glibc maps each large block on its own and
-// unmaps it on free, so every case faults in fresh pages. On the GPU machines (virtual machines) a fresh
-// page costs far more than a reused one, and the cost is shared by every process on the host: with 16
-// workers on 4 GPUs each worker ran at half its one-GPU rate while the cores sat idle
-// (results/fuzz-gpus-h200-*.yaml; scripts/page_fault_probe.c measures it). Without mmap and with a high trim
-// threshold, freed blocks stay in the heap; a worker lives for one job, so nothing is held for long.
-void keep_freed_memory() {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  keep_freed_memory();
   // Die with the coordinator: a campaign killed with -9 must not leave workers holding the GPU.
   const pid_t parent = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
