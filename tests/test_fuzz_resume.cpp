@@ -233,6 +233,14 @@ TEST_F(FuzzResume, TheReportTimesPlainAndPerturbedCasesApart) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }();
   EXPECT_NE(printed.find("cases per second of one worker:"), std::string::npos) << printed;
+  // Where the worker seconds went: the phases each job reported (the fake says 0.125 s making cases and
+  // 0.0625 s in kernels), summed over the 8 jobs, and the rest of the jobs' time as `other`.
+  const YAML::Node phases = t["phase_seconds"];
+  ASSERT_TRUE(phases) << "the report does not say where the worker seconds went";
+  EXPECT_DOUBLE_EQ(phases["make"].as<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(phases["kernel"].as<double>(), 0.5);
+  EXPECT_NEAR(phases["other"].as<double>(),
+              t["plain"]["worker_seconds"].as<double>() + seconds - 1.5, 0.15);
 }
 
 TEST_F(FuzzResume, AJournalOfAnotherCampaignIsRefused) {

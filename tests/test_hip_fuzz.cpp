@@ -26,6 +26,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -360,8 +362,25 @@ void breaks_the_last_column_past_n_8(HostDevice& device, const CaseLaunch& l) {
 
 TEST_F(FuzzProperty, ACorrectKernelPassesEveryCase) {
   HostDevice device;
+  const auto start = std::chrono::steady_clock::now();
   const FuzzResult result = fuzz(device);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(result.passed);
+  // The job says where its time went, phase by phase, within the time it took; and so does its YAML.
+  std::set<std::string> phases;
+  double phased = 0;
+  for (const auto& [phase, seconds] : result.phase_seconds) {
+    phases.insert(phase);
+    EXPECT_GE(seconds, 0) << phase;
+    phased += seconds;
+  }
+  EXPECT_EQ(phases, (std::set<std::string>{"space", "make", "upload", "kernel", "download", "judge"}));
+  EXPECT_GT(result.phase_seconds.at("kernel"), 0) << "the host GEMM of every case ran in the kernel phase";
+  EXPECT_LE(phased, wall);
+  const FuzzResult reread = fuzz_result_from_yaml(to_yaml(result));
+  ASSERT_EQ(reread.phase_seconds.size(), result.phase_seconds.size());
+  for (const auto& [phase, seconds] : result.phase_seconds)
+    EXPECT_NEAR(reread.phase_seconds.at(phase), seconds, 1e-4) << phase;
   EXPECT_FALSE(result.failure);
   EXPECT_EQ(result.cases_run, job_.cases);
   EXPECT_FALSE(result.coverage.empty());

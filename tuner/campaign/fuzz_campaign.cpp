@@ -151,6 +151,8 @@ std::vector<CompiledCandidate> fold_round(FuzzRunReport& report, std::map<std::s
       report.timed_perturbed_cases += r.perturbed_cases_run;
       report.perturbed_job_seconds += r.perturbed_seconds;
     }
+    if (r.plain_seconds > 0)
+      for (const auto& [phase, seconds] : r.phase_seconds) report.phase_seconds[phase] += seconds;
     for (const auto& [tag, count] : r.coverage) {
       total.coverage[tag] += count;
       if (!fuzz::is_domain_tag(tag)) report.coverage[tag] += count;
@@ -239,6 +241,15 @@ YAML::Node to_yaml(const FuzzRunReport& report) {
   };
   out["throughput"]["plain"] = rate(report.timed_plain_cases, report.plain_job_seconds);
   out["throughput"]["perturbed"] = rate(report.timed_perturbed_cases, report.perturbed_job_seconds);
+  // Where those worker seconds went, by phase; the rest of them is the worker process's start and exit.
+  double phased = 0;
+  for (const auto& [phase, seconds] : report.phase_seconds) {
+    out["throughput"]["phase_seconds"][phase] = std::round(seconds * 10) / 10;
+    phased += seconds;
+  }
+  if (!report.phase_seconds.empty())
+    out["throughput"]["phase_seconds"]["other"] =
+        std::round(std::max(0.0, report.plain_job_seconds + report.perturbed_job_seconds - phased) * 10) / 10;
   YAML::Node tags(YAML::NodeType::Map);
   for (const auto& [tag, count] : report.coverage) tags[tag] = count;
   out["coverage"] = tags;

@@ -58,6 +58,8 @@ struct FuzzRunReport {
   /// rate, their ratio is what the delays cost).
   int64_t timed_plain_cases = 0, timed_perturbed_cases = 0;
   double plain_job_seconds = 0, perturbed_job_seconds = 0;
+  /// The workers' seconds by phase (FuzzResult::phase_seconds) over the timed jobs above.
+  std::map<std::string, double> phase_seconds;
   std::vector<FuzzCall> calls;         ///< every call of the campaign, this one last
   std::map<std::string, int64_t> coverage;  ///< bug-class tags over every case (domain classes left out)
   std::vector<FuzzedCandidate> totals;      ///< per candidate: its cases and tags over every round

@@ -69,6 +69,7 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
     out.cases_run = result.cases_run;
     out.coverage = result.coverage;
     out.failure = result.failure;
+    out.phase_seconds = result.phase_seconds;
     // Killed after a failure was on record (while shrinking): the failure stands, shrunk as far as it got.
     if (out.failure && outcome.end == WorkerOutcome::End::hung)
       out.failure->message += " (shrinking cut short: worker " + outcome.describe() + ")";
@@ -101,6 +102,7 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
 void fold(FuzzedCandidate& out, const FuzzedCandidate& job, const std::string& tag) {
   out.cases_run += job.cases_run;
   for (const auto& [name, count] : job.coverage) out.coverage[name] += count;
+  for (const auto& [phase, seconds] : job.phase_seconds) out.phase_seconds[phase] += seconds;
   out.coverage[tag] += job.cases_run;
   out.passed = job.passed;
   out.failure = job.failure;
@@ -157,6 +159,7 @@ FuzzedCandidate from_journal(const CompiledCandidate& compiled, const YAML::Node
   out.cases_run = result.cases_run;
   out.coverage = result.coverage;
   out.failure = result.failure;
+  out.phase_seconds = result.phase_seconds;
   if (const YAML::Node perturbed = event["perturbed_cases"]) out.perturbed_cases_run = perturbed.as<int64_t>();
   if (const YAML::Node n = event["plain_cases"]) out.plain_cases_run = n.as<int64_t>();
   if (const YAML::Node s = event["plain_seconds"]) out.plain_seconds = s.as<double>();
@@ -181,6 +184,7 @@ YAML::Node fuzzed_event(const FuzzedCandidate& f, const std::string& key) {
   result.cases_run = f.cases_run;
   result.coverage = f.coverage;
   result.failure = f.failure;
+  result.phase_seconds = f.phase_seconds;
   event["result"] = to_yaml(result);
   return event;
 }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,6 +118,8 @@ struct FuzzedCandidate {
   bool not_started = false;
   /// Taken from the verdict store: an earlier campaign fuzzed this very image with the same budget and seed.
   bool from_store = false;
+  /// The workers' seconds by phase over this candidate's jobs (FuzzResult::phase_seconds, summed).
+  std::map<std::string, double> phase_seconds;
 };
 
 struct FuzzOptions {

@@ -7,13 +7,19 @@
 namespace tunefuzz::device {
 
 FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzResult&)>& write_partial) {
+  PhaseClock::Seconds setup;
+  std::optional<PhaseClock> clock(std::in_place, &setup, "context");
   const DeviceInfo device = query_device();
   Context context;
   Stream stream;
+  clock->to("load");
   const Candidate candidate = parse_candidate_id(job.candidate);
   const auto runner = load_candidate(candidate, read_whole_file(job.image));
+  clock.reset();
   CudaCaseDevice case_device(*runner, stream.get());
-  return fuzz_candidate(job, candidate, device.limits.sm_count, case_device, write_partial);
+  FuzzResult result = fuzz_candidate(job, candidate, device.limits.sm_count, case_device, write_partial);
+  result.phase_seconds.insert(setup.begin(), setup.end());
+  return result;
 }
 
 }  // namespace tunefuzz::device

@@ -115,12 +115,16 @@ fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
 }
 
 CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz::CaseRecord& record,
-                     bool check_determinism, const std::function<void(bool)>& on_kernel) {
-  // A launch bracketed by on_kernel(true) / on_kernel(false), even when it fails.
+                     bool check_determinism, const std::function<void(bool)>& on_kernel,
+                     PhaseClock::Seconds* phases) {
+  PhaseClock clock(phases, "make");
+  // A launch bracketed by on_kernel(true) / on_kernel(false), even when it fails; then `next` runs.
   const auto launch_kernel = [&](const CaseLaunch& l) {
+    clock.to("kernel");
     if (on_kernel) on_kernel(true);
     std::optional<std::string> error = device.launch(l);
     if (on_kernel) on_kernel(false);
+    clock.to("download");
     return error;
   };
   CaseOutcome outcome;
@@ -142,6 +146,7 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   const fuzz::HostMatrix b_image = image(ops.b, record.layout.b, record.ldb());
 
   // Operands start `offset` elements into their allocations (misaligned base pointers when odd).
+  clock.to("upload");
   CaseLaunch launch;
   launch.a_offset = static_cast<size_t>(record.a_offset * input_bytes);
   launch.b_offset = static_cast<size_t>(record.b_offset * input_bytes);
@@ -191,6 +196,7 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
                     "wrote into the row padding of C (row " + std::to_string(row) + ")");
   }
 
+  clock.to("judge");
   fuzz::GemmOperands operands{&ops.a, &ops.b, &ops.c, record.alpha, record.beta};
   const fuzz::ArithmeticModel model = arithmetic_model(candidate, types.output, record.k);
   fuzz::Verdict verdict;
@@ -214,6 +220,7 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   }
   // The same launch on the same inputs must give the same bits (no races, no order-dependent reductions).
   if (check_determinism && record.m * record.n <= kDeterminismElements) {
+    clock.to("upload");
     device.upload(CaseBuffer::c, ops.c.bytes(), c_bytes, front);
     if (auto error = launch_kernel(launch))
       return failed(fuzz::FailureClass::launch_error, "the second run: " + *error);
@@ -253,11 +260,14 @@ std::string reproduce_string(const rc::detail::Reproduce& reproduce) {
 
 FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_t sm_count,
                           CaseDevice& device, const std::function<void(const FuzzResult&)>& write_partial) {
+  FuzzResult result;
+  PhaseClock::Seconds& phases = result.phase_seconds;
+  std::optional<PhaseClock> space_clock(std::in_place, &phases, "space");
   fuzz::CaseSpace space = case_space_for(candidate, sm_count);
+  space_clock.reset();
   space.huge_weight = job.huge_weight;
   ProgressLog progress(job.progress);
 
-  FuzzResult result;
   std::optional<FuzzFailure> failure;  // set at the first failure, updated by every shrink step taken
   int64_t cases = 0;
   // Shrinking tries some records more than once (a huge shape's shrinks round to the same record, seconds of
@@ -265,9 +275,9 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
   std::map<std::string, CaseOutcome> tried;
   const auto run = [&](const fuzz::CaseRecord& record, const std::string& line) {
     progress.write((failure ? "shrink " : "case ") + line);
-    return run_case(device, candidate, record, true, [&](bool running) {
-      progress.write(std::string(running ? kKernelLine : "judge") + " " + line);
-    });
+    return run_case(
+        device, candidate, record, true,
+        [&](bool running) { progress.write(std::string(running ? kKernelLine : "judge") + " " + line); }, &phases);
   };
   const auto property = [&]() {
     const fuzz::CaseRecord record = *fuzz::gen_case(space);

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -114,12 +116,41 @@ class RuntimeCaseDevice : public CaseDevice {
   std::array<Buffer, 4> buffers_;  ///< by CaseBuffer
 };
 
+/// Wall time by phase: `to(name)` ends the running phase (adding its seconds to its name) and starts `name`;
+/// the phase running when the clock is destroyed is added then, so early returns are counted too. A clock
+/// over no map (nullptr) does nothing.
+class PhaseClock {
+ public:
+  using Seconds = std::map<std::string, double>;
+  explicit PhaseClock(Seconds* into, const char* first = nullptr) : into_(into) {
+    if (first) to(first);
+  }
+  ~PhaseClock() { to(nullptr); }
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+  void to(const char* phase) {
+    if (!into_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (running_) (*into_)[running_] += std::chrono::duration<double>(now - since_).count();
+    running_ = phase;
+    since_ = now;
+  }
+
+ private:
+  Seconds* into_;
+  const char* running_ = nullptr;
+  std::chrono::steady_clock::time_point since_;
+};
+
 /// Runs `record` on `candidate` through `device` and judges it; with `check_determinism`, a passing case is
 /// launched a second time and must give the same bits. Errors that poison the device propagate.
 /// `on_kernel(true)` is called before each launch and `on_kernel(false)` when it has finished, so a
 /// coordinator can tell a kernel that never returns from slow host work (see kKernelLine).
+/// `phases`, when given, gains the case's seconds by phase: make (the operands), upload, kernel (each launch
+/// and its wait), download (with the canary and padding checks), judge (the oracle).
 CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz::CaseRecord& record,
-                     bool check_determinism = true, const std::function<void(bool)>& on_kernel = {});
+                     bool check_determinism = true, const std::function<void(bool)>& on_kernel = {},
+                     PhaseClock::Seconds* phases = nullptr);
 
 /// The word a fuzz job's progress line starts with while a kernel is running (`kernel m=... n=...`); the
 /// next line (`judge ...` or the next case) means it returned. WorkerOutcome's kernel deadline reads it.

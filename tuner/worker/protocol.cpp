@@ -234,6 +234,7 @@ YAML::Node to_yaml(const FuzzResult& r) {
   YAML::Node coverage(YAML::NodeType::Map);
   for (const auto& [tag, count] : r.coverage) coverage[tag] = count;
   n["coverage"] = coverage;
+  for (const auto& [phase, seconds] : r.phase_seconds) n["phase_seconds"][phase] = std::round(seconds * 1e4) / 1e4;
   if (r.failure) {
     const FuzzFailure& f = *r.failure;
     YAML::Node failure;
@@ -257,6 +258,8 @@ FuzzResult fuzz_result_from_yaml(const YAML::Node& n) {
   r.cases_run = get<int64_t>(n, "cases_run");
   for (const auto& entry : n["coverage"])
     r.coverage[entry.first.as<std::string>()] = entry.second.as<int64_t>();
+  for (const auto& entry : n["phase_seconds"])
+    r.phase_seconds[entry.first.as<std::string>()] = entry.second.as<double>();
   if (const YAML::Node f = n["failure"]) {
     FuzzFailure failure;
     const auto failure_class = fuzz::parse_failure_class(get<std::string>(f, "class"));

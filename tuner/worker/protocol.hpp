@@ -50,6 +50,9 @@ struct FuzzResult {
   int64_t cases_run = 0;
   std::map<std::string, int64_t> coverage;  ///< case tag → cases that carried it
   std::optional<FuzzFailure> failure;
+  /// Where the worker's time went, in seconds by phase (tuner/device/fuzzing.hpp's PhaseClock): context,
+  /// load, space, make, upload, kernel, download, judge. Empty from a worker that does not time them.
+  std::map<std::string, double> phase_seconds;
 };
 
 /// One round of measurements of one problem (a strategy's MeasureRound, tuner/strategy/search.hpp): the
