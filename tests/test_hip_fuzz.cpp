@@ -34,6 +34,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/backend/nvrtc_compiler.hpp"
@@ -658,6 +659,32 @@ TEST_F(Worker, CudaWorkerSendsAnAmdImagesFuzzJobToHipAndRefusesItsTimeJob) {
   EXPECT_EQ(error_kind(timed), "unsupported");
   EXPECT_TRUE(contains(error_message(timed), "the time job is not written for AMD GPUs"))
       << error_message(timed);
+}
+
+TEST_F(Worker, ServingCudaWorkerEndsEachJobAsAWorkerOfOneJobDoes) {
+  // tunefuzz-worker --serve (run_worker with reuse): the same jobs end with the same codes and errors, their
+  // output in each job's own log. (Without a GPU no job finishes, so every one ends its serving worker.)
+  if (auto why = cannot_start("tunefuzz-worker")) GTEST_SKIP() << *why;
+  YAML::Node probe;
+  probe["kind"] = "probe";
+  const std::vector<YAML::Node> jobs = {probe, fuzz_job(images().amd), time_job(images().amd)};
+  std::vector<WorkerOutcome> one, served;
+  for (const YAML::Node& job : jobs) one.push_back(run(job));
+  std::thread([&] {
+    for (YAML::Node job : jobs) {
+      job["progress"] = (directory_ / "job.progress").string();
+      served.push_back(run_worker(job, directory_, "served-" + std::to_string(++jobs_), 120, {}, 0, -1, true));
+    }
+  }).join();
+  ASSERT_EQ(served.size(), one.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    SCOPED_TRACE(jobs[i]["kind"].as<std::string>());
+    EXPECT_EQ(served[i].end, one[i].end) << served[i].describe() << " against " << one[i].describe();
+    EXPECT_EQ(served[i].exit_code, one[i].exit_code);
+    EXPECT_EQ(error_kind(served[i]), error_kind(one[i]));
+    EXPECT_EQ(error_message(served[i]), error_message(one[i]));
+    EXPECT_TRUE(contains(served[i].stderr_tail, "tunefuzz-worker: ")) << served[i].stderr_tail;
+  }
 }
 
 }  // namespace

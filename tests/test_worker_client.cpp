@@ -267,3 +267,103 @@ TEST_F(WorkerClient, AMissingExecutableFailsToStartNamingThePath) {
 
 }  // namespace
 }  // namespace tunefuzz
+
+namespace tunefuzz {
+namespace {
+
+// ---- a worker that lives for many jobs (run_worker with reuse) ----
+// Each test runs its jobs on a thread of its own: the serving worker belongs to the thread that ran its jobs
+// and goes when that thread ends.
+
+class ServingWorker : public WorkerClient {
+ protected:
+  /// Runs `modes` one after another through the calling thread's serving worker, on a new thread.
+  std::vector<WorkerOutcome> serve(const std::vector<YAML::Node>& jobs, double timeout_s = 30) const {
+    std::vector<WorkerOutcome> outcomes;
+    std::thread([&] {
+      for (size_t i = 0; i < jobs.size(); ++i)
+        outcomes.push_back(run_worker(jobs[i], directory_, "job" + std::to_string(i), timeout_s, {}, 0, -1, true));
+    }).join();
+    return outcomes;
+  }
+  static pid_t worker_of(const WorkerOutcome& outcome) {
+    return outcome.result && outcome.result["worker"] ? outcome.result["worker"].as<pid_t>() : 0;
+  }
+};
+
+TEST_F(ServingWorker, RunsJobAfterJobInOneProcessThatEndsWithItsThread) {
+  const auto outcomes = serve({job("finish"), job("finish"), job("finish")});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const WorkerOutcome& outcome : outcomes) {
+    ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
+    EXPECT_EQ(outcome.result["name"].as<std::string>(), "fake device");
+    // Each job's output lands in its own log, as a worker of one job's does.
+    EXPECT_NE(outcome.stderr_tail.find("fake worker: mode finish"), std::string::npos) << explain(outcome);
+  }
+  const pid_t worker = worker_of(outcomes[0]);
+  ASSERT_GT(worker, 0);
+  EXPECT_EQ(worker_of(outcomes[1]), worker) << "the second job started a process of its own";
+  EXPECT_EQ(worker_of(outcomes[2]), worker);
+  bool dead = false;
+  for (int i = 0; i < 100 && !dead; ++i) {
+    dead = process_is_dead(worker);
+    if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(dead) << "the serving worker " << worker << " outlived its thread";
+  if (!dead) ::kill(worker, SIGKILL);
+}
+
+TEST_F(ServingWorker, ACrashTakesOnlyItsJobAndTheNextJobGetsAFreshWorker) {
+  const auto outcomes = serve({job("finish"), job("segfault"), job("finish")});
+  ASSERT_EQ(outcomes.size(), 3u);
+  ASSERT_EQ(outcomes[0].end, End::finished) << explain(outcomes[0]);
+  EXPECT_EQ(outcomes[1].end, End::crashed) << explain(outcomes[1]);
+  EXPECT_EQ(outcomes[1].signal, SIGSEGV) << explain(outcomes[1]);
+  ASSERT_EQ(outcomes[2].end, End::finished) << explain(outcomes[2]);
+  EXPECT_NE(worker_of(outcomes[2]), worker_of(outcomes[0]));
+}
+
+TEST_F(ServingWorker, ExitCodesEndTheJobAsForAWorkerOfOneJob) {
+  const auto outcomes = serve({job("poisoned"), job("no_device"), job("error"), job("finish")});
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_EQ(outcomes[0].end, End::crashed) << explain(outcomes[0]);
+  EXPECT_EQ(outcomes[0].exit_code, 4);
+  EXPECT_EQ(outcomes[1].end, End::failed_to_start) << explain(outcomes[1]);
+  EXPECT_EQ(outcomes[2].end, End::error) << explain(outcomes[2]);
+  EXPECT_EQ(outcomes[2].result["error"]["message"].as<std::string>(), "fake launch failure");
+  EXPECT_EQ(outcomes[3].end, End::finished) << explain(outcomes[3]);
+}
+
+TEST_F(ServingWorker, AJobThatFoundAFailureLeavesItsWorkerBehind) {
+  const auto outcomes = serve({job("finish"), job("failed"), job("finish")});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const WorkerOutcome& outcome : outcomes) ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
+  EXPECT_FALSE(outcomes[1].result["passed"].as<bool>());
+  EXPECT_EQ(worker_of(outcomes[1]), worker_of(outcomes[0])) << "the failing job ran in the same worker";
+  EXPECT_NE(worker_of(outcomes[2]), worker_of(outcomes[0])) << "the next candidate got the failing job's worker";
+}
+
+TEST_F(ServingWorker, AHungJobIsKilledWithItsWorkerAndTheNextJobRuns) {
+  const fs::path pid_file = directory_ / "child.pid";
+  YAML::Node hang = job("hang");
+  hang["pid_file"] = pid_file.string();
+  const auto outcomes = serve({job("finish"), hang, job("finish")}, 1.0);
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[1].end, End::hung) << explain(outcomes[1]);
+  EXPECT_GE(outcomes[1].seconds, 1.0);
+  pid_t child = 0;
+  std::ifstream(pid_file) >> child;
+  ASSERT_GT(child, 0);
+  bool dead = false;
+  for (int i = 0; i < 50 && !dead; ++i) {
+    dead = process_is_dead(child);
+    if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(dead) << "the hung job's child " << child << " survived the watchdog";
+  if (!dead) ::kill(child, SIGKILL);
+  ASSERT_EQ(outcomes[2].end, End::finished) << explain(outcomes[2]);
+  EXPECT_NE(worker_of(outcomes[2]), worker_of(outcomes[0]));
+}
+
+}  // namespace
+}  // namespace tunefuzz

@@ -61,8 +61,9 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
   std::filesystem::remove(job.progress);
   // Under a sanitizer kernels run tens of times slower: more time for the job and for each kernel.
   const double slowdown = wrapper.empty() ? 1 : 10;
+  // Unsanitized jobs go to the pool thread's serving worker (no process, driver and context per job).
   const WorkerOutcome outcome = cluster::run_job(to_yaml(job), options.work_directory, name, slowdown * options.timeout_s,
-                                           wrapper, slowdown * options.kernel_deadline_s, gpu);
+                                           wrapper, slowdown * options.kernel_deadline_s, gpu, wrapper.empty());
   if (outcome.end == WorkerOutcome::End::finished || (outcome.result && outcome.result["passed"])) {
     const FuzzResult result = fuzz_result_from_yaml(outcome.result);
     out.passed = result.passed && outcome.end == WorkerOutcome::End::finished;

@@ -220,8 +220,10 @@ void require_shared(const fs::path& directory, const std::string& what) {
 }
 
 WorkerOutcome run_job(const YAML::Node& job, const fs::path& directory, const std::string& name, double timeout_s,
-                      const std::vector<std::string>& wrapper, double kernel_deadline_s, Place place) {
-  if (place.rank == rank()) return run_worker(job, directory, name, timeout_s, wrapper, kernel_deadline_s, place.gpu);
+                      const std::vector<std::string>& wrapper, double kernel_deadline_s, Place place,
+                      bool reuse) {
+  if (place.rank == rank())
+    return run_worker(job, directory, name, timeout_s, wrapper, kernel_deadline_s, place.gpu, reuse);
 #ifdef TUNEFUZZ_HAVE_MPI
   // A tag per job in flight: a million before one comes round again, far below Open MPI's MPI_TAG_UB and far
   // above the jobs a campaign has in flight at once.

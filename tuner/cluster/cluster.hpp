@@ -51,9 +51,10 @@ void require_shared(const std::filesystem::path& directory, const std::string& w
 
 /// run_worker at `place`: here when the place is this rank, else on its rank, which runs it there and sends
 /// back how it ended (a rank that cannot see `directory` answers failed_to_start, saying so).
+/// `reuse` is run_worker's, here; a job sent to another rank runs in a worker of its own.
 WorkerOutcome run_job(const YAML::Node& job, const std::filesystem::path& directory, const std::string& name,
                       double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s,
-                      Place place);
+                      Place place, bool reuse = false);
 
 /// Rank > 0: sends rank 0 this rank's GPUs (a list of {index, name, uuid}, or a map with `error`), then runs
 /// the jobs rank 0 sends until it says stop. Returns once stopped.

@@ -4,6 +4,7 @@
 #include "tuner/worker/worker_client.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -107,57 +110,57 @@ fs::path worker_executable() {
   return fs::read_symlink("/proc/self/exe").parent_path() / "tunefuzz-worker";
 }
 
-WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
-                         double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s,
-                         int gpu) {
-  const fs::path job_path = directory / (name + ".job.yaml");
-  const fs::path result_path = directory / (name + ".result.yaml");
-  const fs::path log_path = directory / (name + ".log");
-  fs::remove(result_path);
-  write_yaml(job_path, job);
+namespace {
 
-  WorkerOutcome outcome;
-  const fs::path exe = worker_executable();
-  if (!fs::exists(exe)) {
-    outcome.stderr_tail = "worker executable not found: " + exe.string();
-    return outcome;
-  }
+// The environment of a worker of GPU `gpu` (-1: this process's own).
+std::vector<std::string> environment_for(int gpu) {
+  std::vector<std::string> variables;
+  for (char** entry = environ; *entry; ++entry) variables.emplace_back(*entry);
+  return gpu >= 0 ? worker_environment(variables, gpu) : variables;
+}
+
+// Starts `args` in a process group of its own, its standard output and error going to `log` and, when given,
+// its standard input and file descriptor 3 to the two pipe ends. Returns the pid, or 0 and the reason.
+pid_t spawn(const std::vector<std::string>& args, int gpu, const fs::path& log, int input, int replies,
+            std::string& why) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  if (input >= 0) posix_spawn_file_actions_adddup2(&actions, input, STDIN_FILENO);
+  if (replies >= 0) posix_spawn_file_actions_adddup2(&actions, replies, 3);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);  // own group: the watchdog kills all of it
   posix_spawnattr_setpgroup(&attributes, 0);
-  std::vector<std::string> args = wrapper;
-  args.insert(args.end(), {exe.string(), job_path.string(), result_path.string()});
+  std::vector<std::string> argument_strings = args;
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : argument_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> variables;
-  char** environment = environ;
+  std::vector<std::string> variables = environment_for(gpu);
   std::vector<char*> envp;
-  if (gpu >= 0) {  // a worker of one GPU's pool: shown only that GPU
-    for (char** entry = environ; *entry; ++entry) variables.emplace_back(*entry);
-    variables = worker_environment(variables, gpu);
-    for (auto& v : variables) envp.push_back(v.data());
-    envp.push_back(nullptr);
-    environment = envp.data();
-  }
+  for (auto& v : variables) envp.push_back(v.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const auto start = std::chrono::steady_clock::now();
-  const int spawned = posix_spawnp(&pid, args.front().c_str(), &actions, &attributes, argv.data(), environment);
+  const int spawned = posix_spawnp(&pid, argv.front(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawned != 0) {
-    outcome.stderr_tail = "cannot start " + args.front() + ": " + std::strerror(spawned);
-    return outcome;
+    why = "cannot start " + args.front() + ": " + std::strerror(spawned);
+    return 0;
   }
+  return pid;
+}
 
-  // The kernel deadline: how long the progress file has said "a kernel is running", checked twice a second.
-  const fs::path progress = job["progress"] ? fs::path(job["progress"].as<std::string>()) : fs::path();
+// How the wait for one job ended: the worker replied that the job is done (a serving worker), it exited
+// (`status` from waitpid), or the watchdog killed it (and `status` is from waitpid after the kill).
+enum class Waited { replied, exited, killed, lost };
+
+// Waits for worker `pid` to finish its job: for a line on `replies` (a serving worker; -1 for a worker of one
+// job) or for its exit, killing its process group after `timeout_s` or once the progress file has said for
+// `kernel_deadline_s` that a kernel is running (checked twice a second).
+Waited watch(pid_t pid, int replies, const fs::path& progress, double timeout_s, double kernel_deadline_s,
+             std::chrono::steady_clock::time_point start, WorkerOutcome& outcome, int& status) {
   const auto kernel_overran = [&] {
     std::error_code error;
     const auto modified = fs::last_write_time(progress, error);
@@ -167,24 +170,32 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
   };
   auto next_check = start;
   outcome.kernel_deadline_s = kernel_deadline_s;
-
-  int status = 0;
   bool killed = false;
+  std::string reply;
   while (true) {
+    if (replies >= 0 && !killed) {
+      pollfd ready{replies, POLLIN, 0};
+      if (poll(&ready, 1, 20) > 0) {
+        char c = 0;
+        while (read(replies, &c, 1) == 1) {  // non-blocking: what is there
+          if (c == '\n') return Waited::replied;
+          reply += c;
+        }
+      }
+    }
     const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
+    if (done == pid) return killed ? Waited::killed : Waited::exited;
     if (done < 0 && errno != EINTR) {  // cannot wait for it (e.g. SIGCHLD ignored): kill it and give up
       kill(-pid, SIGKILL);
       outcome.stderr_tail = std::string("waitpid: ") + std::strerror(errno);
-      return outcome;
+      return Waited::lost;
     }
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!killed && outcome.seconds > timeout_s) {
       kill(-pid, SIGKILL);
       killed = true;
     }
-    if (!killed && kernel_deadline_s > 0 && !progress.empty() &&
-        std::chrono::steady_clock::now() >= next_check) {
+    if (!killed && kernel_deadline_s > 0 && !progress.empty() && std::chrono::steady_clock::now() >= next_check) {
       next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
       if (kernel_overran()) {
         kill(-pid, SIGKILL);
@@ -192,8 +203,14 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
         outcome.kernel_overran = true;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (replies < 0 || killed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// The outcome's end from how the wait ended, and what the job left behind: its log's tail, its last progress
+// line and its result.
+void conclude(WorkerOutcome& outcome, Waited waited, int status, const YAML::Node& job, const fs::path& log_path,
+              const fs::path& result_path, std::chrono::steady_clock::time_point start) {
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   outcome.stderr_tail = tail_of_file(log_path, 4000);
   if (job["progress"]) outcome.last_progress = last_line(job["progress"].as<std::string>());
@@ -204,7 +221,10 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
       // a result cut short by the kill: treat as absent
     }
   }
-  if (killed) {
+  if (waited == Waited::replied) {
+    outcome.exit_code = 0;
+    outcome.end = WorkerOutcome::End::finished;
+  } else if (waited == Waited::killed) {
     outcome.end = WorkerOutcome::End::hung;
   } else if (WIFSIGNALED(status)) {
     outcome.end = WorkerOutcome::End::crashed;
@@ -220,6 +240,134 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
     else
       outcome.end = WorkerOutcome::End::error;
   }
+}
+
+// A worker that lives for many jobs (`tunefuzz-worker --serve`), kept by the thread that runs them: each job
+// is a line on its standard input (job, result and log paths, tab-separated), answered by a line on its
+// file descriptor 3 once the result is written. One that ends a job otherwise (an error, a crash, a kill)
+// is gone, and so is one whose job found a failure: the next job starts a fresh process, so nothing a
+// failing kernel left in the process can reach another candidate's verdict.
+class ServingWorker {
+ public:
+  ServingWorker(int gpu, const fs::path& exe, const fs::path& log) : gpu_(gpu) {
+    int input[2], replies[2];
+    if (pipe2(input, O_CLOEXEC) != 0) return;
+    if (pipe2(replies, O_CLOEXEC) != 0) {
+      close(input[0]);
+      close(input[1]);
+      return;
+    }
+    pid_ = spawn({exe.string(), "--serve"}, gpu, log, input[0], replies[1], why_);
+    close(input[0]);
+    close(replies[1]);
+    input_ = input[1];
+    replies_ = replies[0];
+    fcntl(replies_, F_SETFL, fcntl(replies_, F_GETFL) | O_NONBLOCK);
+    if (pid_ == 0) retire();
+  }
+  ~ServingWorker() { retire(); }
+  ServingWorker(const ServingWorker&) = delete;
+  ServingWorker& operator=(const ServingWorker&) = delete;
+
+  bool alive() const { return pid_ > 0; }
+  int gpu() const { return gpu_; }
+  const std::string& why() const { return why_; }
+
+  // Hands the worker one job (false: it is gone and never got it).
+  bool send(const std::string& line) {
+    static std::once_flag ignore_sigpipe;  // a worker gone between jobs: the write fails instead
+    std::call_once(ignore_sigpipe, [] { signal(SIGPIPE, SIG_IGN); });
+    const std::string request = line + "\n";
+    if (write(input_, request.data(), request.size()) == static_cast<ssize_t>(request.size())) return true;
+    retire();
+    return false;
+  }
+
+  // Waits for the job sent. The worker is gone afterwards unless the job finished.
+  Waited run(const fs::path& progress, double timeout_s, double kernel_deadline_s,
+             std::chrono::steady_clock::time_point start, WorkerOutcome& outcome, int& status) {
+    const Waited waited = watch(pid_, replies_, progress, timeout_s, kernel_deadline_s, start, outcome, status);
+    if (waited != Waited::replied) pid_ = 0;  // exited, killed or lost: reaped or abandoned
+    return waited;
+  }
+
+  // Lets the worker go: its input closed (it exits at the end of its input), then reaped.
+  void retire() {
+    if (input_ >= 0) close(input_);
+    if (replies_ >= 0) close(replies_);
+    input_ = replies_ = -1;
+    if (pid_ > 0) {
+      int status = 0;
+      for (int i = 0; i < 100 && waitpid(pid_, &status, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (waitpid(pid_, &status, WNOHANG) == 0) {
+        kill(-pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      }
+    }
+    pid_ = 0;
+  }
+
+ private:
+  int gpu_ = -1;
+  pid_t pid_ = 0;
+  int input_ = -1, replies_ = -1;
+  std::string why_;
+};
+
+}  // namespace
+
+WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
+                         double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s,
+                         int gpu, bool reuse) {
+  const fs::path job_path = directory / (name + ".job.yaml");
+  const fs::path result_path = directory / (name + ".result.yaml");
+  const fs::path log_path = directory / (name + ".log");
+  fs::remove(result_path);
+  write_yaml(job_path, job);
+
+  WorkerOutcome outcome;
+  const fs::path exe = worker_executable();
+  if (!fs::exists(exe)) {
+    outcome.stderr_tail = "worker executable not found: " + exe.string();
+    return outcome;
+  }
+  const fs::path progress = job["progress"] ? fs::path(job["progress"].as<std::string>()) : fs::path();
+  int status = 0;
+  Waited waited = Waited::lost;
+  if (reuse && wrapper.empty()) {
+    thread_local std::unique_ptr<ServingWorker> serving;
+    if (serving && (!serving->alive() || serving->gpu() != gpu)) serving.reset();
+    const auto start = std::chrono::steady_clock::now();
+    const std::string line = job_path.string() + "\t" + result_path.string() + "\t" + log_path.string();
+    // A worker that went away between jobs never got this one: a fresh one does (once).
+    for (int attempt = 0; attempt < 2 && !(serving && serving->send(line)); ++attempt) {
+      const fs::path log =
+          directory / ("serving-worker-" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000) + ".log");
+      serving = std::make_unique<ServingWorker>(gpu, exe, log);
+      if (!serving->alive()) {
+        outcome.stderr_tail = serving->why();
+        serving.reset();
+        return outcome;
+      }
+    }
+    if (!serving) return outcome;
+    waited = serving->run(progress, timeout_s, kernel_deadline_s, start, outcome, status);
+    if (waited == Waited::lost) return outcome;
+    conclude(outcome, waited, status, job, log_path, result_path, start);
+    // A job that found a failure leaves its process: the next candidate gets a fresh one.
+    if (!serving->alive() || (outcome.result && outcome.result["passed"] && !outcome.result["passed"].as<bool>()))
+      serving.reset();
+    return outcome;
+  }
+  std::vector<std::string> args = wrapper;
+  args.insert(args.end(), {exe.string(), job_path.string(), result_path.string()});
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = spawn(args, gpu, log_path, -1, -1, outcome.stderr_tail);
+  if (pid == 0) return outcome;
+  waited = watch(pid, -1, progress, timeout_s, kernel_deadline_s, start, outcome, status);
+  if (waited == Waited::lost) return outcome;
+  conclude(outcome, waited, status, job, log_path, result_path, start);
   return outcome;
 }
 

@@ -46,10 +46,14 @@ std::filesystem::path worker_executable();
 /// {"compute-sanitizer", "--tool", "memcheck"}) is put in front of the worker's command line. `gpu` >= 0
 /// shows the worker only that GPU (its index among those this process sees; worker_environment), so the
 /// worker's device 0 is it; -1 leaves the environment as it is.
+/// `reuse` (without a wrapper) hands the job to a worker that lives for many jobs (`tunefuzz-worker
+/// --serve`), kept by the calling thread for its next job on the same GPU: no process start, driver and
+/// context per job. The outcome is the one a worker of one job would give; a worker whose job did not finish,
+/// or found a failure (`passed: false`), is let go, so the next job starts a fresh process.
 WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory,
                          const std::string& name, double timeout_s,
                          const std::vector<std::string>& wrapper = {}, double kernel_deadline_s = 0,
-                         int gpu = -1);
+                         int gpu = -1, bool reuse = false);
 
 /// The environment `environment` (NAME=VALUE entries) with CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES
 /// naming only GPU `gpu` of those it shows: entry `gpu` of the list a variable already holds (so `--gpus 1`

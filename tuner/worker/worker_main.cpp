@@ -1,7 +1,7 @@
 // tunefuzz-worker: the only process that holds a GPU context. Usage: tunefuzz-worker JOB.yaml RESULT.yaml.
 // It runs one job (probe, fuzz, time or case) and writes the result; on an error it writes {error: {kind,
 // message}} and exits non-zero: 3 when there is no usable GPU, 4 when the device context was poisoned, 1
-// otherwise.
+// otherwise. `tunefuzz-worker --serve` runs jobs one after another for a coordinator that keeps it (serve()).
 //
 // A job runs on the runtime its image was compiled for, read from the image's ELF header: a cubin (EM_CUDA)
 // on the CUDA driver, an AMDGPU code object from hiprtc (EM_AMDGPU: a gfx* target) on the HIP runtime. For
@@ -9,13 +9,19 @@
 // image is refused, saying so. The probe asks CUDA first, then HIP. tunefuzz-hip-worker is this program built
 // without CUDA (TUNEFUZZ_WORKER_HIP_ONLY), for a machine with an AMD GPU and no NVIDIA driver, where
 // tunefuzz-worker cannot even start (it links libcuda.so.1): point TUNEFUZZ_WORKER at it.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
 
 #include "fuzz/oracle.hpp"
 #include "tuner/device/hip/jobs.hpp"
@@ -144,18 +150,10 @@ bool poisons_context(const Error& e) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  // Die with the coordinator: a campaign killed with -9 must not leave workers holding the GPU.
-  const pid_t parent = getppid();
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) return 1;  // the coordinator died before the line above took effect
-  if (argc != 3) {
-    std::cerr << "usage: " << argv[0] << " JOB.yaml RESULT.yaml\n";
-    return 2;
-  }
-  const std::filesystem::path result_path = argv[2];
+// One job: its result written to `result_path`; the exit code a worker of this one job returns.
+int run_one(const std::filesystem::path& job_path, const std::filesystem::path& result_path) {
   try {
-    write_yaml(result_path, run_job(read_yaml(argv[1]), result_path));
+    write_yaml(result_path, run_job(read_yaml(job_path), result_path));
     return 0;
   } catch (const Error& e) {
     // Keep whatever partial result the job wrote (timings done before a fault) and add the error to it.
@@ -174,4 +172,58 @@ int main(int argc, char** argv) {
     std::cerr << "tunefuzz-worker: unexpected error: " << e.what() << "\n";
     return 1;
   }
+}
+
+// `--serve`: jobs one after another, each a line on standard input (job, result and log paths, tab-separated),
+// its output in its log, answered by "done" on file descriptor 3 once its result is written. A job that does
+// not end with 0 ends the worker with its code, as a worker of one job would have exited. The device's primary
+// context is held from the first job that finished on, so later jobs do not create it again.
+int serve() {
+#if !TUNEFUZZ_WORKER_HIP_ONLY
+  std::optional<device::Context> held;
+#endif
+  for (std::string line; std::getline(std::cin, line);) {
+    std::istringstream fields(line);
+    std::string job, result, log;
+    if (!std::getline(fields, job, '\t') || !std::getline(fields, result, '\t') || !std::getline(fields, log)) {
+      std::cerr << "tunefuzz-worker --serve: expected JOB<TAB>RESULT<TAB>LOG, got '" << line << "'\n";
+      return 2;
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) {
+      std::cerr << "tunefuzz-worker --serve: cannot open " << log << ": " << std::strerror(errno) << "\n";
+      return 1;
+    }
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    close(out);
+    const int code = run_one(job, result);
+    std::cout.flush();
+    std::cerr.flush();
+    if (code != 0) return code;
+#if !TUNEFUZZ_WORKER_HIP_ONLY
+    if (!held) try {
+        held.emplace();
+      } catch (const std::exception&) {
+        // no CUDA device here (an AMD job): nothing to hold
+      }
+#endif
+    if (write(3, "done\n", 5) != 5) return 1;  // the coordinator is gone
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  // Die with the coordinator: a campaign killed with -9 must not leave workers holding the GPU.
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) return 1;  // the coordinator died before the line above took effect
+  if (argc == 2 && std::string(argv[1]) == "--serve") return serve();
+  if (argc != 3) {
+    std::cerr << "usage: " << argv[0] << " JOB.yaml RESULT.yaml | --serve\n";
+    return 2;
+  }
+  return run_one(argv[1], argv[2]);
 }
