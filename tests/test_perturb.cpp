@@ -193,7 +193,7 @@ TEST(CompileStage, ACandidateWhoseTwinDoesNotCompileIsOut) {
 class FuzzStageWithTwins : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh"}) {
+    for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh", "serve_jobs.sh"}) {
       fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / script, work_.path() / script);
       fs::permissions(work_.path() / script, fs::perms::owner_all);
     }

@@ -42,7 +42,7 @@ class SanitizeWinners : public ::testing::Test {
   void SetUp() override {
     char pattern[] = "/tmp/tunefuzz-sanitize-XXXXXX";
     root_ = ::mkdtemp(pattern);
-    for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh"}) {
+    for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh", "serve_jobs.sh"}) {
       fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / script, root_ / script);
       fs::permissions(root_ / script, fs::perms::owner_all);
     }

@@ -56,8 +56,10 @@ class WorkerClient : public ::testing::Test {
     fs::remove_all(directory_);
     fs::create_directories(directory_);
     worker_ = directory_ / "fake_worker.sh";
-    fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / "fake_worker.sh", worker_);
-    fs::permissions(worker_, fs::perms::owner_all);
+    for (const char* script : {"fake_worker.sh", "serve_jobs.sh"}) {
+      fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / script, directory_ / script);
+      fs::permissions(directory_ / script, fs::perms::owner_all);
+    }
     ::setenv("TUNEFUZZ_WORKER", worker_.c_str(), 1);
   }
 

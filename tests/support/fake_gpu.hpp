@@ -35,7 +35,7 @@ inline std::filesystem::path install_fake_gpu(const std::string& name, const std
   namespace fs = std::filesystem;
   const fs::path root = fs::temp_directory_path() / ("tunefuzz-" + name + "-" + std::to_string(getpid()));
   fs::create_directories(root);
-  for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh"}) {
+  for (const char* script : {"fake_gpu_worker.sh", "fake_sanitizer.sh", "serve_jobs.sh"}) {
     fs::copy_file(fs::path(TUNEFUZZ_SOURCE_DIR) / "tests" / "fixtures" / script, root / script,
                   fs::copy_options::overwrite_existing);
     fs::permissions(root / script, fs::perms::owner_all);
