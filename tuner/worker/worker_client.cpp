@@ -170,17 +170,16 @@ Waited watch(pid_t pid, int replies, const fs::path& progress, double timeout_s,
   };
   auto next_check = start;
   outcome.kernel_deadline_s = kernel_deadline_s;
-  bool killed = false;
-  std::string reply;
+  bool killed = false, closed = false;  // closed: the worker's end of `replies` is gone (it is exiting)
   while (true) {
-    if (replies >= 0 && !killed) {
+    if (replies >= 0 && !killed && !closed) {
       pollfd ready{replies, POLLIN, 0};
       if (poll(&ready, 1, 20) > 0) {
         char c = 0;
-        while (read(replies, &c, 1) == 1) {  // non-blocking: what is there
+        ssize_t got = 0;
+        while ((got = read(replies, &c, 1)) == 1)  // non-blocking: what is there
           if (c == '\n') return Waited::replied;
-          reply += c;
-        }
+        closed = got == 0;
       }
     }
     const pid_t done = waitpid(pid, &status, WNOHANG);
@@ -203,7 +202,7 @@ Waited watch(pid_t pid, int replies, const fs::path& progress, double timeout_s,
         outcome.kernel_overran = true;
       }
     }
-    if (replies < 0 || killed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (replies < 0 || killed || closed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
