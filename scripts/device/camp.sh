@@ -1,0 +1,51 @@
+#!/bin/bash
+# Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
+# Steps (arguments, in order): cold | rerun | added | tpl:NAME | mutant:TEMPLATE:NAME
+# Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
+set -u
+root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
+mkdir -p $L $W
+[ -e /work/main ] || { mkdir -p /work && ln -s "$root" /work/main; }
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader > $L/card.txt
+nproc > $L/nproc.txt
+[ -d /tmp/tpl ] || cp -r $C/share/tunefuzz/templates /tmp/tpl
+export LD_LIBRARY_PATH=$C/lib TUNEFUZZ_CACHE_DIR=/tmp/tf-cache TUNEFUZZ_VERDICT_DIR=/tmp/tf-verdicts TUNEFUZZ_TEMPLATE_DIR=/tmp/tpl
+start=$(date +%s)
+limit=${LIMIT:-575}
+for step in "$@"; do
+  left=$(( limit - ($(date +%s) - start) ))
+  [ $left -gt 20 ] || { echo "$step skipped: no time left" >> $L/times.txt; continue; }
+  t0=$(date +%s%N); d=$(date -u +%FT%TZ)
+  case $step in
+    cold)   [ -f $W/h200.journal ] && r=--resume || r=
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r > $L/cold-$(date +%s).txt 2>&1 ;;
+    rerun)  timeout $left $C/bin/tune run configs/h200.yaml -o $W/rerun.yaml --work-dir $W/work-rerun ${EXTRA:-} > $L/rerun.txt 2>&1 ;;
+    added)  cp configs/h200.yaml $W/h200-added.yaml
+            sed -i '/^problems:/a\  - {name: added_3000x5000x700, m: 3000, n: 5000, k: 700, precision: bf16}' $W/h200-added.yaml
+            cp $W/h200-added.yaml $L/
+            timeout $left $C/bin/tune run $W/h200-added.yaml -o $W/added.yaml --work-dir $W/work-added ${EXTRA:-} > $L/added.txt 2>&1 ;;
+    tpl:*)  t=${step#tpl:}
+            sed -i "1i // $d: a line added to change this template's source (campaign timing after a template change)" /tmp/tpl/$t.cu
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/tpl-$t.yaml --work-dir $W/work-tpl-$t ${EXTRA:-} > $L/tpl-$t.txt 2>&1 ;;
+    cfg:*)  n=${step#cfg:}; [ -f $W/$n.journal ] && r=--resume || r=
+            timeout $left $C/bin/tune run configs/$n.yaml -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
+    gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
+            { $C/bin/tune check $W/$n.yaml && $C/bin/tune export $W/$n.yaml --format cmake --embed-kernels -o /tmp/tables &&
+              cmake -S /tmp/tables -B /tmp/tables-build -DCMAKE_INSTALL_PREFIX=$P && cmake --build /tmp/tables-build -j 16 &&
+              cmake --install /tmp/tables-build &&
+              cmake -S tests/downstream -B /tmp/ds -DCMAKE_PREFIX_PATH=$P -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/ds -j 16 --target gpu_check; } > $L/gpucheck-build.txt 2>&1
+            { echo "# card: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+              echo "# date: $(date -u +%FT%TZ)"
+              echo "# command: LD_LIBRARY_PATH=PREFIX/lib gpu_check $n.yaml (the table this call's campaign wrote)"
+              LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /tmp/ds/gpu_check $W/$n.yaml; echo "# exit: $?"; } > $G 2>&1 ;;
+    mutant:*) IFS=: read -r _ t m <<< "$step"
+            timeout $left $C/bin/fuzz mutants configs/h200.yaml --template $t --mutant $m --cases 100 --timeout $(( left - 10 )) \
+              --sanitize none -o $L/mutants-$t-$m.yaml --work-dir /tmp/m-$t > $L/mutants-$t-$m.txt 2>&1 ;;
+  esac
+  rc=$?
+  echo "$step started $d rc=$rc $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> $L/times.txt
+done
+cp $W/*.yaml $W/*.journal $W/*.html $L/ 2>/dev/null
+cat $L/card.txt $L/times.txt
+for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt) ;; *) echo "== $f"; tail -n 25 $f;; esac; done
+tar czf $OUT/logs-$(date +%s).tgz -C $OUT logs && rm -rf $L
