@@ -35,7 +35,7 @@ case $step in
   mutants) mut 0 gemm_wgmma & mut 1 gemm_mma gemm_skinny gemm_simt & wait ;;
   wg) mut 0 gemm_wgmma:store_not_drained,init_in_role,wrong_parity,arrival_count,skips_advance,release_local,no_exit_sync &
       mut 1 gemm_simt:no_k_guard & mut 1 gemm_wgmma:k_tile_mismatch,no_acc_init,beta0_reads_c,multicast_self,store_before_slab_sync,release_before_mma,split_slot_wraps & wait ;;
-  probe) bash $C/probe/run.sh > $L/probe.txt 2>&1 ;;
+  probe) bash $C/probe/run.sh > $L/probe.txt 2>&1 ;;  # scripts/device/probe.sh, carried as gpu-carry/probe/run.sh
   scale) fuzzrun warm 0 5s; fuzzrun one 0 $BUDGET; fuzzrun two 0,1 $BUDGET; fuzzrun four 0,1,2,3 $BUDGET ;;
   fuzzeff) fuzzrun warm 0 ${WARM:-5s}; fuzzrun one 0 ${BUDGET:-120s}; fuzzrun two 0,1 ${BUDGET:-120s} ;;
 esac

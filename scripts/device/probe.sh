@@ -1,6 +1,6 @@
 #!/bin/bash
 # Shared-resource probes of a multi-GPU host: page faults (fresh pages) and pageable copies, 1..N at once.
-P=$(dirname $0)
+P=$(dirname $0)  # beside pf (scripts/page_fault_probe.c, built) and h2d.py (scripts/pageable_copy_probe.py)
 for n in 1 4 16; do
   echo "page faults, $n processes at once (GB/s each):" $(for i in $(seq $n); do $P/pf 4 & done; wait)
   echo "reused pages, $n processes at once (GB/s each):" $(for i in $(seq $n); do $P/pf 2 1 & done; wait)
