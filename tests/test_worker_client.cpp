@@ -100,6 +100,15 @@ bool process_is_dead(pid_t pid) {
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
 }
 
+// Whether `pid` is dead within `tries` looks 20 ms apart.
+bool dies_within(pid_t pid, int tries) {
+  for (int i = 0; i < tries; ++i) {
+    if (process_is_dead(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return process_is_dead(pid);
+}
+
 TEST_F(WorkerClient, ExitZeroIsFinishedAndTheResultIsRead) {
   const WorkerOutcome outcome = run(job("finish"));
   ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
@@ -134,11 +143,7 @@ TEST_F(WorkerClient, AHungWorkerIsKilledWithItsWholeProcessGroupInTime) {
   pid_t child = 0;
   std::ifstream(pid_file) >> child;
   ASSERT_GT(child, 0) << "the fake worker did not record its child's pid in " << pid_file;
-  bool dead = false;
-  for (int i = 0; i < 50 && !dead; ++i) {
-    dead = process_is_dead(child);
-    if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool dead = dies_within(child, 50);
   EXPECT_TRUE(dead) << "the worker's child " << child << " survived the watchdog";
   if (!dead) ::kill(child, SIGKILL);  // do not leave it behind when the test fails
 }
@@ -306,11 +311,7 @@ TEST_F(ServingWorker, RunsJobAfterJobInOneProcessThatEndsWithItsThread) {
   ASSERT_GT(worker, 0);
   EXPECT_EQ(worker_of(outcomes[1]), worker) << "the second job started a process of its own";
   EXPECT_EQ(worker_of(outcomes[2]), worker);
-  bool dead = false;
-  for (int i = 0; i < 100 && !dead; ++i) {
-    dead = process_is_dead(worker);
-    if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool dead = dies_within(worker, 100);
   EXPECT_TRUE(dead) << "the serving worker " << worker << " outlived its thread";
   if (!dead) ::kill(worker, SIGKILL);
 }
@@ -356,11 +357,7 @@ TEST_F(ServingWorker, AHungJobIsKilledWithItsWorkerAndTheNextJobRuns) {
   pid_t child = 0;
   std::ifstream(pid_file) >> child;
   ASSERT_GT(child, 0);
-  bool dead = false;
-  for (int i = 0; i < 50 && !dead; ++i) {
-    dead = process_is_dead(child);
-    if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool dead = dies_within(child, 50);
   EXPECT_TRUE(dead) << "the hung job's child " << child << " survived the watchdog";
   if (!dead) ::kill(child, SIGKILL);
   ASSERT_EQ(outcomes[2].end, End::finished) << explain(outcomes[2]);

@@ -8,14 +8,14 @@ namespace tunefuzz::device {
 
 FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzResult&)>& write_partial) {
   PhaseClock::Seconds setup;
-  std::optional<PhaseClock> clock(std::in_place, &setup, "context");
+  PhaseClock clock(&setup, "context");
   const DeviceInfo device = query_device();
   Context context;
   Stream stream;
-  clock->to("load");
+  clock.to("load");
   const Candidate candidate = parse_candidate_id(job.candidate);
   const auto runner = load_candidate(candidate, read_whole_file(job.image));
-  clock.reset();
+  clock.to(nullptr);
   CudaCaseDevice case_device(*runner, stream.get());
   FuzzResult result = fuzz_candidate(job, candidate, device.limits.sm_count, case_device, write_partial);
   result.phase_seconds.insert(setup.begin(), setup.end());

@@ -118,7 +118,8 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
                      bool check_determinism, const std::function<void(bool)>& on_kernel,
                      PhaseClock::Seconds* phases) {
   PhaseClock clock(phases, "make");
-  // A launch bracketed by on_kernel(true) / on_kernel(false), even when it fails; then `next` runs.
+  // A launch bracketed by on_kernel(true) / on_kernel(false), even when it fails; the clock then moves on to
+  // the download.
   const auto launch_kernel = [&](const CaseLaunch& l) {
     clock.to("kernel");
     if (on_kernel) on_kernel(true);
@@ -262,9 +263,9 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
                           CaseDevice& device, const std::function<void(const FuzzResult&)>& write_partial) {
   FuzzResult result;
   PhaseClock::Seconds& phases = result.phase_seconds;
-  std::optional<PhaseClock> space_clock(std::in_place, &phases, "space");
+  PhaseClock space_clock(&phases, "space");
   fuzz::CaseSpace space = case_space_for(candidate, sm_count);
-  space_clock.reset();
+  space_clock.to(nullptr);
   space.huge_weight = job.huge_weight;
   ProgressLog progress(job.progress);
 

@@ -116,8 +116,8 @@ class RuntimeCaseDevice : public CaseDevice {
   std::array<Buffer, 4> buffers_;  ///< by CaseBuffer
 };
 
-/// Wall time by phase: `to(name)` ends the running phase (adding its seconds to its name) and starts `name`;
-/// the phase running when the clock is destroyed is added then, so early returns are counted too. A clock
+/// Wall time by phase: `to(name)` ends the running phase (adding its seconds to its name) and starts `name`
+/// (`to(nullptr)`: none); the phase running when the clock is destroyed is added then, so early returns are counted too. A clock
 /// over no map (nullptr) does nothing.
 class PhaseClock {
  public:
