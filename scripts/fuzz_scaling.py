@@ -7,7 +7,8 @@ Runs with a time budget fuzz different numbers of candidates, and candidates dif
 cases per second over the whole run compare unlike work. This compares like with like: the candidates every
 run finished, their worker seconds per case, and a least-squares fit over their jobs (each candidate's plain
 and perturbed jobs: wall seconds against cases) of a fixed cost per job (process start, driver and context,
-loading the image, the generator's domain probe) plus a cost per case."""
+loading the image, the generator's domain probe) plus a cost per case. Journals that carry the worker's phase
+timings (9b50c96 on) also get them per case, over the common candidates and over all the run finished."""
 import gzip
 import json
 import sys
@@ -15,7 +16,7 @@ import sys
 
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
-    jobs = {}
+    jobs, phases = {}, {}
     with opener(path, "rt") as f:
         for line in f:
             event = json.loads(line)
@@ -23,7 +24,23 @@ def load(path):
                 continue
             jobs[event["id"]] = [(int(event["plain_cases"]), float(event["plain_seconds"])),
                                  (int(event["perturbed_cases"]), float(event["perturbed_seconds"]))]
-    return jobs
+            seconds = event.get("result", {}).get("phase_seconds")
+            if seconds:
+                phases[event["id"]] = {phase: float(s) for phase, s in seconds.items()}
+    return jobs, phases
+
+
+def phase_line(ids, jobs, phases):
+    """Milliseconds per case in each phase the worker timed, over the candidates `ids`."""
+    ids = [i for i in ids if i in phases]
+    cases = sum(c for i in ids for c, _ in jobs[i])
+    if not ids or not cases:
+        return "no phase timings"
+    total = {}
+    for i in ids:
+        for phase, seconds in phases[i].items():
+            total[phase] = total.get(phase, 0.0) + seconds
+    return ", ".join(f"{phase} {seconds / cases * 1000:.1f}" for phase, seconds in sorted(total.items()))
 
 
 def fit(points):
@@ -40,11 +57,11 @@ def main(args):
     runs = []
     for arg in args:
         label, _, path = arg.partition("=")
-        runs.append((label, load(path)))
-    common = set.intersection(*(set(jobs) for _, jobs in runs))
+        runs.append((label, *load(path)))
+    common = set.intersection(*(set(jobs) for _, jobs, _ in runs))
     print(f"candidates every run finished: {len(common)}")
     base = None
-    for label, jobs in runs:
+    for label, jobs, phases in runs:
         points = [job for cid in common for job in jobs[cid]]
         cases = sum(c for c, _ in points)
         seconds = sum(s for _, s in points)
@@ -54,6 +71,9 @@ def main(args):
         print(f"{label}: {len(jobs)} candidates finished; on the common ones {seconds / cases * 1000:.1f} ms of "
               f"worker time per case ({base / per:.2f} of the first run's rate per worker); "
               f"fit: {per_job:.2f} s per job + {per_case * 1000:.1f} ms per case")
+        if phases:
+            print(f"  ms per case by phase, common candidates: {phase_line(common, jobs, phases)}")
+            print(f"  ms per case by phase, all it finished:   {phase_line(jobs, jobs, phases)}")
 
 
 if __name__ == "__main__":
