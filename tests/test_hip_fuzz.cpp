@@ -523,7 +523,8 @@ YAML::Node case_job(const fs::path& image) {
   CaseJob job;
   job.candidate = simt().id();
   job.image = image;
-  job.record.m = job.record.n = job.record.k = 8;
+  job.records.resize(2);
+  for (fuzz::CaseRecord& record : job.records) record.m = record.n = record.k = 8;
   return to_yaml(job);
 }
 

@@ -70,10 +70,16 @@ class SanitizeWinners : public ::testing::Test {
     fs::remove_all(root_);
   }
   // Replays the worker ran, counted from the progress files it wrote.
-  int replays() const {
+  int replays() const { return count_ending(".progress"); }
+  // Processes the stage started (the stand-in sanitizer, then the worker unless it reports first): one job
+  // file each.
+  int processes() const { return count_ending(".job.yaml"); }
+  int count_ending(const std::string& suffix) const {
     int n = 0;
-    for (const auto& entry : fs::directory_iterator(options_.work_directory))
-      n += entry.path().extension() == ".progress";
+    for (const auto& entry : fs::directory_iterator(options_.work_directory)) {
+      const std::string name = entry.path().filename().string();
+      n += name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    }
     return n;
   }
   fs::path root_;
@@ -90,7 +96,9 @@ TEST_F(SanitizeWinners, ACleanWinnerKeepsItsPlaceAndRecordsTheTools) {
     EXPECT_EQ(t.winner()->id, fast_.id());
     EXPECT_EQ(t.sanitizers, shipping_sanitizers());
   }
-  EXPECT_EQ(replays(), 4 * 2);  // four tools, two cases, one distinct winner
+  // Four tools, one distinct winner: one process per tool replays both cases.
+  EXPECT_EQ(processes(), 4);
+  EXPECT_EQ(replays(), 4);
 }
 
 TEST_F(SanitizeWinners, AWinnerWithAFindingIsDemotedAndTheNextMustPass) {
@@ -105,9 +113,12 @@ TEST_F(SanitizeWinners, AWinnerWithAFindingIsDemotedAndTheNextMustPass) {
     EXPECT_NE(demoted.message.find("compute-sanitizer --tool memcheck"), std::string::npos) << demoted.message;
     EXPECT_NE(demoted.message.find("Race reported"), std::string::npos) << demoted.message;
   }
-  // The stand-in stops the winner's first case under each tool before any worker starts; then the runner-up
-  // runs all its replays, clean.
-  EXPECT_EQ(replays(), 4 * 2);
+  // Under each tool the winner's process with both cases reports, then its first case alone names the case
+  // (the stand-in reports before any worker starts); then the runner-up's four processes run, clean.
+  EXPECT_EQ(processes(), 4 * 2 + 4);
+  EXPECT_EQ(replays(), 4);
+  EXPECT_NE(timings_[0].entries[1].message.find(fuzz::to_string(fuzz::CaseRecord{})), std::string::npos)
+      << timings_[0].entries[1].message;
 }
 
 TEST_F(SanitizeWinners, NoWinnerWhenEveryCandidateHasAFinding) {
@@ -139,16 +150,16 @@ TEST_F(SanitizeWinners, ARerunTakesEveryVerdictFromTheStoreAndReplaysOnlyWhatCha
     }
   };
   run();
-  EXPECT_EQ(replays(), 4 * 2);  // the runner-up's; the winner's finding stops each tool before a worker runs
+  EXPECT_EQ(replays(), 4);  // the runner-up's; the winner's finding stops each tool before a worker runs
   run();
   EXPECT_EQ(replays(), 0) << "every (winner, tool) verdict was in the store";
   fuzzed_[1].image = root_ / "rebuilt.cubin";  // the runner-up's image changes (images live by content)
   std::ofstream(fuzzed_[1].image) << "rebuilt";
   run();
-  EXPECT_EQ(replays(), 4 * 2);
+  EXPECT_EQ(replays(), 4);
   options_.store.driver = "driver 2";
   run();
-  EXPECT_EQ(replays(), 4 * 2);
+  EXPECT_EQ(replays(), 4);
 }
 
 TEST_F(SanitizeWinners, WithoutTheToolTheStageSaysSo) {

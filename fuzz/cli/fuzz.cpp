@@ -249,9 +249,9 @@ int command_replay(const Options& o) {
                 "the reproducer's candidate no longer compiles: " + compiled.front().message);
   const std::vector<std::string> wrapper =
       o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);
-  CaseJob job{r.candidate, compiled.front().image, r.failure.shrunk_case, 2, work / "replay.progress"};
+  CaseJob job{r.candidate, compiled.front().image, {r.failure.shrunk_case}, 2, work / "replay.progress"};
   std::printf("replaying %s\n  case %s\n  recorded on %s (driver %s): %s%s%s\n  now on %s (driver %s)%s\n",
-              r.candidate.c_str(), fuzz::to_string(job.record).c_str(), r.card.c_str(), r.driver.c_str(),
+              r.candidate.c_str(), fuzz::to_string(r.failure.shrunk_case).c_str(), r.card.c_str(), r.driver.c_str(),
               fuzz::to_string(r.failure.failure_class), r.failure.subtype.empty() ? "" : "/",
               r.failure.subtype.c_str(), device.name.c_str(), device.driver_version.c_str(),
               o.sanitize.empty() ? "" : (" under compute-sanitizer --tool " + o.sanitize).c_str());
@@ -265,10 +265,14 @@ int command_replay(const Options& o) {
   }
   const CaseResult result = case_result_from_yaml(outcome.result);
   if (result.passed) {
-    std::printf("result: passed (not reproduced)\n");
+    if (result.refused)
+      std::printf("result: refused (the candidate does not take this case; not reproduced): %s\n",
+                  result.message.c_str());
+    else
+      std::printf("result: passed (not reproduced)\n");
     return 0;
   }
-  std::printf("result: %s%s%s: %s\n", result.refused ? "refused" : result.failure_class.c_str(),
+  std::printf("result: %s%s%s: %s\n", result.failure_class.c_str(),
               result.subtype.empty() ? "" : "/", result.subtype.c_str(), result.message.c_str());
   return 1;
 }

@@ -28,14 +28,35 @@ std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, co
                                                   const fs::path& work_directory, const std::string& name,
                                                   cluster::Place gpu) {
   const std::vector<std::string> wrapper = sanitizer_wrapper(tool);
-  for (size_t index = 0; index < cases.size(); ++index) {
-    const std::string job_name = name + "-" + std::to_string(index);
-    const CaseJob job{candidate.id(), image, cases[index], 1, work_directory / (job_name + ".progress")};
+  // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
+  const auto replay = [&](const std::vector<fuzz::CaseRecord>& records, const std::string& job_name) {
+    const CaseJob job{candidate.id(), image, records, 1, work_directory / (job_name + ".progress")};
     fs::remove(job.progress);
-    // Instrumented kernels run many times slower: a generous kernel deadline, still far below the job's.
-    const WorkerOutcome outcome = cluster::run_job(to_yaml(job), work_directory, job_name, 600, wrapper, 120, gpu);
+    const WorkerOutcome outcome = cluster::run_job(to_yaml(job), work_directory, job_name,
+                                                   600.0 * static_cast<double>(records.size()), wrapper, 120, gpu);
     if (outcome.end == WorkerOutcome::End::failed_to_start)
       throw Error(ErrorKind::unsupported, "cannot run compute-sanitizer: " + outcome.stderr_tail);
+    return outcome;
+  };
+  const auto finding = [&](const WorkerOutcome& outcome, const fuzz::CaseRecord& record) {
+    // The tool's finding first: the console shows only the start of the message.
+    const std::string report = sanitizer_report(outcome.stderr_tail);
+    const std::string worker = "worker " + outcome.describe();
+    return SanitizerFinding{tool, record, report.empty() ? worker : report + " (" + worker + ")",
+                            outcome.end == WorkerOutcome::End::hung};
+  };
+  // All cases in one instrumented process first: the host creates one CUDA context (and one sanitizer
+  // session) at a time, so processes, not kernels, are what this stage waits for. Only when that one is not
+  // clean does each case get its own process, to name the case the finding belongs to; a hang is the case
+  // its progress names (a report comes at the process's end, after every case, so it names none).
+  if (cases.size() > 1) {
+    const WorkerOutcome all = replay(cases, name + "-all");
+    if (all.end == WorkerOutcome::End::finished && case_result_from_yaml(all.result).passed) return std::nullopt;
+    if (all.end == WorkerOutcome::End::hung)
+      if (const auto record = fuzz::parse_case_line(all.last_progress)) return finding(all, *record);
+  }
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const WorkerOutcome outcome = replay({cases[index]}, name + "-" + std::to_string(index));
     if (outcome.end == WorkerOutcome::End::finished) {
       const CaseResult result = case_result_from_yaml(outcome.result);
       if (result.passed || result.refused) continue;
@@ -43,11 +64,7 @@ std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, co
                               result.failure_class + (result.subtype.empty() ? "" : "/") + result.subtype +
                                   ": " + result.message.substr(0, 200)};
     }
-    // The tool's finding first: the console shows only the start of the message.
-    const std::string report = sanitizer_report(outcome.stderr_tail);
-    const std::string worker = "worker " + outcome.describe();
-    return SanitizerFinding{tool, cases[index], report.empty() ? worker : report + " (" + worker + ")",
-                            outcome.end == WorkerOutcome::End::hung};
+    return finding(outcome, cases[index]);
   }
   return std::nullopt;
 }

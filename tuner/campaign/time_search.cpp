@@ -35,7 +35,7 @@ struct RoundOutcome {
   std::string failure;
 };
 
-// Runs rounds of one problem in worker processes, a fresh worker for what is left after one dies.
+// Runs rounds of one problem in the thread's serving worker, a fresh worker for what is left after one dies.
 class RoundRunner {
  public:
   RoundRunner(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
@@ -48,8 +48,9 @@ class RoundRunner {
     RoundOutcome out;
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
+      // The thread's serving worker: its context (and the host's wait to create one) serves every round.
       const WorkerOutcome worker = cluster::run_job(to_yaml(job_for(left, name)), options_.work_directory, name,
-                                                    options_.timeout_s, {}, 0, gpu_);
+                                                    options_.timeout_s, {}, 0, gpu_, true);
       std::set<std::string> reported = take_partial(worker, left, out.result);
       if (worker.end == WorkerOutcome::End::finished) break;
       // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").

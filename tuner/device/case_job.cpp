@@ -1,5 +1,6 @@
-// The case job: replay one case on one candidate, as `fuzz replay` does (optionally under compute-sanitizer).
-// The executor runs each launch twice and requires the same bits.
+// The case job: replay cases on one candidate, as `fuzz replay` does (one case) and the sanitizer replays do
+// (several, in one process under compute-sanitizer). The executor runs each launch twice and requires the
+// same bits.
 #include <fstream>
 
 #include "runtime/backend/kernel_cache.hpp"
@@ -15,18 +16,27 @@ CaseResult run_case_job(const CaseJob& job) {
   const Candidate candidate = parse_candidate_id(job.candidate);
   const auto runner = load_candidate(candidate, read_whole_file(job.image));
   CaseExecutor executor(candidate, *runner, stream.get());
-  ProgressLog(job.progress).write("case " + fuzz::to_string(job.record));
+  ProgressLog progress(job.progress);
   CaseResult result;
-  for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2);
-       ++run) {  // each executor run launches twice
-    const CaseOutcome outcome = executor.run(job.record);
-    result.refused = outcome.refused;
-    result.passed = outcome.passed;
-    if (outcome.passed) continue;
-    result.failure_class = fuzz::to_string(outcome.failure_class);
-    result.subtype = outcome.subtype;
-    result.message = outcome.message;
-    break;
+  result.passed = true;
+  for (size_t index = 0; index < job.records.size(); ++index) {
+    const fuzz::CaseRecord& record = job.records[index];
+    progress.write("case " + fuzz::to_string(record));
+    for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2); ++run) {  // each executor run launches twice
+      const CaseOutcome outcome = executor.run(record);
+      if (outcome.passed) continue;
+      if (outcome.refused) {  // a size this candidate does not take: the next case
+        result.refused = true;
+        result.message = outcome.message;
+        break;
+      }
+      result.passed = false;
+      result.failure_class = fuzz::to_string(outcome.failure_class);
+      result.subtype = outcome.subtype;
+      result.message = outcome.message;
+      result.failed_case = static_cast<int64_t>(index);
+      return result;
+    }
   }
   return result;
 }

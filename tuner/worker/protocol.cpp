@@ -395,7 +395,7 @@ YAML::Node to_yaml(const CaseJob& j) {
   n["kind"] = "case";
   n["candidate"] = j.candidate;
   n["image"] = j.image.string();
-  n["case"] = to_yaml(j.record);
+  for (const fuzz::CaseRecord& record : j.records) n["cases"].push_back(to_yaml(record));
   n["runs"] = j.runs;
   n["progress"] = j.progress.string();
   return n;
@@ -405,7 +405,10 @@ CaseJob case_job_from_yaml(const YAML::Node& n) {
   CaseJob j;
   j.candidate = get<std::string>(n, "candidate");
   j.image = get<std::string>(n, "image");
-  j.record = case_from_yaml(n["case"]);
+  const YAML::Node cases = n["cases"];
+  if (!cases.IsSequence() || cases.size() == 0)
+    throw Error(ErrorKind::bad_input, "a case job needs a non-empty list of cases", {"", 0, 0, "cases"});
+  for (const YAML::Node& c : cases) j.records.push_back(case_from_yaml(c));
   j.runs = get_or<int64_t>(n, "runs", 2);
   j.progress = get<std::string>(n, "progress");
   return j;
@@ -418,6 +421,7 @@ YAML::Node to_yaml(const CaseResult& r) {
   n["class"] = r.failure_class;
   n["subtype"] = r.subtype;
   n["message"] = r.message;
+  n["failed_case"] = r.failed_case;
   return n;
 }
 
@@ -428,6 +432,7 @@ CaseResult case_result_from_yaml(const YAML::Node& n) {
   r.failure_class = get_or<std::string>(n, "class", "");
   r.subtype = get_or<std::string>(n, "subtype", "");
   r.message = get_or<std::string>(n, "message", "");
+  r.failed_case = get_or<int64_t>(n, "failed_case", -1);
   return r;
 }
 

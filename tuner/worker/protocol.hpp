@@ -108,21 +108,23 @@ struct TimeResult {
   MemoryTraffic traffic;
 };
 
-/// Runs one case on one candidate (replaying a reproducer), `runs` times to check determinism.
+/// Cases replayed on one candidate in one process (a reproducer's case; the sanitizer replays), in order, up
+/// to the first that fails; each `runs` times to check determinism.
 struct CaseJob {
   std::string candidate;
   std::filesystem::path image;
-  fuzz::CaseRecord record;
+  std::vector<fuzz::CaseRecord> records;
   int64_t runs = 2;
   std::filesystem::path progress;
 };
 
 struct CaseResult {
-  bool passed = false;
-  bool refused = false;
+  bool passed = false;   ///< no case failed (a refused case does not fail)
+  bool refused = false;  ///< some case was refused: a size this candidate does not take
   std::string failure_class;  ///< empty when passed
   std::string subtype;
   std::string message;
+  int64_t failed_case = -1;  ///< index in CaseJob::records of the case that failed; -1 when passed
 };
 
 YAML::Node to_yaml(const CaseJob& job);
