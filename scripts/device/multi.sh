@@ -30,6 +30,16 @@ fuzzrun() {  # NAME GPUS BUDGET
   { time timeout $l $C/bin/fuzz run configs/h200.yaml --gpus $2 --budget $3 --seed 7 -o $L/fuzz-$1.yaml --work-dir /tmp/f-$1 > $L/fuzz-$1.txt 2>&1 ; } 2>> $L/cpu.txt
   echo "fuzz $1 gpus $2 budget $3 host_threads ${TUNEFUZZ_HOST_THREADS:-share} started $d rc=$? $(( $(date +%s) - t0 )) s" >> $L/times.txt
 }
+tunerun() {  # NAME GPUS: the shipped h200.yaml campaign on those GPUs, its own verdict store; resumes from a
+  # journal carried back in as gpu-carry/NAME.journal (this call's limit may cut it; the journal comes back in $L)
+  local l=$(( $(left) - 5 )) r=; [ $l -gt 30 ] || { echo "tune $1 skipped: no time left" >> $L/times.txt; return; }
+  [ -f $C/$1.journal ] && { cp $C/$1.journal $L/$1.journal; r=--resume; }
+  local t0=$(date +%s) d=$(date -u +%FT%TZ)
+  TIMEFORMAT="tune $1: wall %R s, user %U s, sys %S s (the tool and its workers)"
+  { time TUNEFUZZ_VERDICT_DIR=/tmp/v-$1 timeout $l $C/bin/tune run configs/h200.yaml --gpus $2 -o $L/$1.yaml \
+      --work-dir /tmp/w-$1 $r > $L/tune-$1-$t0.txt 2>&1 ; } 2>> $L/cpu.txt
+  echo "tune $1 gpus $2 ${r:-fresh} started $d rc=$? $(( $(date +%s) - t0 )) s" >> $L/times.txt
+}
 for step in "$@"; do
 case $step in
   mutants) mut 0 gemm_wgmma & mut 1 gemm_mma gemm_skinny gemm_simt & wait ;;
@@ -38,6 +48,9 @@ case $step in
   probe) bash $C/probe/run.sh > $L/probe.txt 2>&1 ;;  # scripts/device/probe.sh, carried as gpu-carry/probe/run.sh
   scale) fuzzrun warm 0 5s; fuzzrun one 0 $BUDGET; fuzzrun two 0,1 $BUDGET; fuzzrun four 0,1,2,3 $BUDGET ;;
   fuzzeff) fuzzrun warm 0 ${WARM:-5s}; fuzzrun one 0 ${BUDGET:-120s}; fuzzrun two 0,1 ${BUDGET:-120s} ;;
+  camp4) tunerun four 0,1,2,3 ;;  # run `scale` (or `warm`) first in the same call: the images come from its cache
+  camp1) tunerun one 0 ;;
+  warm) fuzzrun warm 0 5s ;;
 esac
 done
 cat $L/card.txt $L/nproc.txt $L/probe.txt $L/times.txt $L/cpu.txt 2>/dev/null
