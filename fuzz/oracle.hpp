@@ -44,7 +44,9 @@ struct Reference {
 unsigned host_threads();
 void set_host_threads(unsigned threads);  ///< 0: back to the default
 
-Reference compute_reference(const GemmOperands& operands);
+/// `with_magnitude` false leaves `magnitude` empty: the exact check does not read it, and it costs a second
+/// product as large as the reference's.
+Reference compute_reference(const GemmOperands& operands, bool with_magnitude = true);
 
 /// Precisions of the arithmetic, for the bound.
 struct ArithmeticModel {
@@ -95,7 +97,8 @@ struct Verdict {
 };
 
 /// Compare `out` (m×n, the kernel's C) with the reference element by element.
-/// `exact` requires bit equality with the reference rounded to the output type; otherwise the bound applies.
+/// `exact` requires bit equality with the reference rounded to the output type (the reference's magnitude may
+/// then be empty); otherwise the bound applies.
 /// `poisoned_with_nan`: C was pre-filled with NaN, so a NaN left where the reference is finite counts as
 /// unwritten rather than non_finite.
 Verdict check_full(const HostMatrix& out, const Reference& reference, const ArithmeticModel& model,

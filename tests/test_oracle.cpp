@@ -531,6 +531,15 @@ TEST(Reference, MagnitudeTakesAbsoluteValuesBeforeTheProduct) {
   const Reference reference = compute_reference({&a, &b, &c, -2.0, 0.5});
   EXPECT_EQ(reference.value(0, 0), -2.0);  // −2·(3 − 3) + 0.5·(−4)
   EXPECT_EQ(reference.magnitude(0, 0), 2.0 * 6 + 0.5 * 4);
+  // Without the magnitude the values are the same, and only the exact check takes such a reference.
+  const Reference values_only = compute_reference({&a, &b, &c, -2.0, 0.5}, false);
+  EXPECT_EQ(values_only.value, reference.value);
+  EXPECT_EQ(values_only.magnitude.size(), 0);
+  HostMatrix out(Precision::fp32, 1, 1, 1);
+  out.set(0, 0, -2.0);
+  const ArithmeticModel model{Precision::fp32, Precision::fp32, 2};
+  EXPECT_TRUE(check_full(out, values_only, model, true, false).pass);
+  EXPECT_THROW(check_full(out, values_only, model, false, false), Error);
 }
 
 TEST(Reference, BetaZeroNeverReadsC) {
@@ -843,6 +852,8 @@ const Shape exact_shapes[] = {
     {30, 20, 100, Precision::fp32, Precision::fp32, -1, 2, 27},
 };
 
+// The exact check reads the reference's values only: without the magnitude (which the fuzz worker skips for
+// exact cases) every verdict is the same.
 TEST(OracleLaw, ExactInputsPassBitForBitAndOneUlpFails) {
   for (Distribution distribution : {Distribution::small_int, Distribution::ones, Distribution::sequential}) {
     for (const Shape& shape : exact_shapes) {
@@ -852,13 +863,19 @@ TEST(OracleLaw, ExactInputsPassBitForBitAndOneUlpFails) {
       const CaseOperands operands = materialise(record, shape.input, shape.output);
       HostMatrix out = simulate_kernel(operands, record, shape.output);
       const Reference reference = compute_reference(gemm_of(operands, record));
+      const Reference values_only = compute_reference(gemm_of(operands, record), false);
+      EXPECT_EQ(values_only.magnitude.size(), 0);
+      EXPECT_EQ(values_only.value, reference.value);
       const ArithmeticModel model = model_of(record, shape.output);
       const Verdict verdict = check_full(out, reference, model, true, true);
       EXPECT_TRUE(verdict.pass) << verdict.summary();
       EXPECT_EQ(verdict.worst_ratio, 0.0);
+      EXPECT_EQ(check_full(out, values_only, model, true, true).summary(), verdict.summary());
 
       const int64_t row = shape.m / 2, col = shape.n - 1;
       out.set(row, col, next_away(shape.output, out.get(row, col)));
+      EXPECT_EQ(check_full(out, values_only, model, true, true).summary(),
+                check_full(out, reference, model, true, true).summary());
       const Verdict flipped = check_full(out, reference, model, true, true);
       EXPECT_FALSE(flipped.pass);
       EXPECT_EQ(flipped.wrong, 1) << flipped.summary();
