@@ -122,6 +122,30 @@ uint16_t bfloat16_bits(double exact) {
   return Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(static_cast<float>(exact)));
 }
 
+/// Whether a finite `value` is already a value of `type` (so round_to would return it unchanged): the cheap
+/// test most stores take, since most operands are small integers or values read from a matrix of the type.
+/// fp8 always answers false (round_to decides).
+bool exact_in(Precision type, double value) {
+  if (!std::isfinite(value)) return false;
+  const float f = static_cast<float>(value);
+  if (static_cast<double>(f) != value) return false;
+  const uint32_t bits = Eigen::numext::bit_cast<uint32_t>(f);
+  switch (type) {
+    case Precision::fp32:
+      return true;
+    case Precision::tf32:
+      return (bits & 0x1FFFu) == 0;
+    case Precision::bf16:
+      return (bits & 0xFFFFu) == 0;
+    case Precision::fp16:
+      return static_cast<float>(Eigen::half(f)) == f;
+    case Precision::fp8e4m3:
+    case Precision::fp8e5m2:
+      return false;
+  }
+  return false;
+}
+
 // Separate generator streams per operand, so that changing one matrix's shape leaves the others alone.
 constexpr uint64_t kStreamA = 0x9e3779b97f4a7c15ull;
 constexpr uint64_t kStreamB = 0xbf58476d1ce4e5b9ull;
@@ -259,7 +283,7 @@ double HostMatrix::get(int64_t row, int64_t col) const {
 
 void HostMatrix::set(int64_t row, int64_t col, double value) {
   const size_t index = static_cast<size_t>(row * ld_ + col);
-  const double rounded = round_to(type_, value);  // exact in the element type from here on
+  const double rounded = exact_in(type_, value) ? value : round_to(type_, value);  // exact in the type from here on
   switch (type_) {
     case Precision::fp32:
     case Precision::tf32: {  // tf32: the rounded value is exact in float, its low 13 mantissa bits zero

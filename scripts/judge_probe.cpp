@@ -38,12 +38,18 @@ int main(int argc, char** argv) {
   rc::Random random(seed);
   double make_s = 0, with_s = 0, without_s = 0, check_s = 0;
   int judged = 0, exact_cases = 0, failed = 0;
+  uint64_t digest = 1469598103934665603ull;  // FNV-1a over every materialised byte: the same cases, the same bytes
+  const auto fold = [&digest](const fuzz::HostMatrix& m) {
+    for (size_t i = 0; i < m.size_bytes(); ++i)
+      digest = (digest ^ static_cast<uint8_t>(m.bytes()[i])) * 1099511628211ull;
+  };
   for (int i = 0; i < cases; ++i) {
     const fuzz::CaseRecord record = gen(random.split(), 100).value();
     if (record.m * record.n * record.k > (int64_t{1} << 28) || record.m == 0 || record.n == 0) continue;
     auto t0 = Clock::now();
     const fuzz::CaseOperands ops = fuzz::materialise(record, Precision::bf16, Precision::bf16);
     make_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    for (const fuzz::HostMatrix* m : {&ops.a, &ops.b, &ops.c}) fold(*m);
     const fuzz::GemmOperands operands{&ops.a, &ops.b, &ops.c, record.alpha, record.beta};
     const fuzz::ArithmeticModel model{Precision::fp32, Precision::bf16, record.k};
     const bool exact = fuzz::exact_applies(record.distribution, model);
@@ -67,9 +73,9 @@ int main(int argc, char** argv) {
   }
   std::printf("%d cases judged in full (of %d drawn), %d exact; make %.2f ms/case; judge with the magnitude "
               "%.2f ms/case (of which the check %.2f), without it for exact cases %.2f ms/case (%.2fx); verdicts that "
-              "differ: %d\n",
+              "differ: %d; operand bytes digest %016llx\n",
               judged, cases, exact_cases, 1e3 * make_s / judged, 1e3 * with_s / judged, 1e3 * check_s / judged,
               1e3 * without_s / judged,
-              with_s / without_s, failed);
+              with_s / without_s, failed, static_cast<unsigned long long>(digest));
   return failed == 0 ? 0 : 1;
 }
