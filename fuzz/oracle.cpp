@@ -280,18 +280,18 @@ unsigned host_threads() {
 
 void set_host_threads(unsigned threads) { host_threads_set.store(threads); }
 
-Reference compute_reference(const GemmOperands& operands, bool with_magnitude) {
+Reference compute_reference(const GemmOperands& operands, ReferenceUse use) {
   validate(operands);
   const Eigen::MatrixXd a = to_eigen(*operands.a);
   const Eigen::MatrixXd b = to_eigen(*operands.b);
   Reference reference;
   reference.value.noalias() = operands.alpha * (a * b);
-  if (with_magnitude)
+  if (use == ReferenceUse::bounded)
     reference.magnitude.noalias() = std::fabs(operands.alpha) * (a.cwiseAbs() * b.cwiseAbs());
   if (operands.beta != 0) {  // beta == 0: C is not read at all (it holds NaN then)
     const Eigen::MatrixXd c = to_eigen(*operands.c_in);
     reference.value += operands.beta * c;
-    if (with_magnitude) reference.magnitude += std::fabs(operands.beta) * c.cwiseAbs();
+    if (use == ReferenceUse::bounded) reference.magnitude += std::fabs(operands.beta) * c.cwiseAbs();
   }
   return reference;
 }

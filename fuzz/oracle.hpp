@@ -44,9 +44,11 @@ struct Reference {
 unsigned host_threads();
 void set_host_threads(unsigned threads);  ///< 0: back to the default
 
-/// `with_magnitude` false leaves `magnitude` empty: the exact check does not read it, and it costs a second
-/// product as large as the reference's.
-Reference compute_reference(const GemmOperands& operands, bool with_magnitude = true);
+/// What a reference is for. `exact`: the case is judged exactly (exact_applies), so the magnitude, a second
+/// product as large as the reference's that only the bounded check reads, is left empty. (Forming A·B in
+/// float for such cases, exact there too, measured slower: scripts/judge_probe.cpp.)
+enum class ReferenceUse { bounded, exact };
+Reference compute_reference(const GemmOperands& operands, ReferenceUse use = ReferenceUse::bounded);
 
 /// Precisions of the arithmetic, for the bound.
 struct ArithmeticModel {

@@ -1,16 +1,19 @@
 // What the fuzz worker's host side spends per case, without a GPU: the fuzz generator's cases for one
 // gemm_wgmma-like case space (128×256×64 tiles, 4 stages, bf16 in and out, every layout, a persistent grid),
-// materialised (the worker's `make`), then judged against the double reference as the worker does for cases
-// up to 2^28 multiply-adds (`judge`), with the reference's magnitude always computed, and without it when the
-// case is judged exactly (the exact check does not read it). The output judged is the reference itself,
-// rounded to bf16, so the exact cases pass and the rest are bounded. Not part of the build; with a configured
-// build tree in BUILD (e.g. build-gpu):
-//   g++ -O2 -std=c++20 -I. -Ibuild-gpu/_deps/rapidcheck-src/include -I/usr/include/eigen3 scripts/judge_probe.cpp \
-//     -Wl,--start-group $(find BUILD -name '*.a' -not -path '*_deps*' | grep -v test) \
-//     $(find BUILD -name 'librapidcheck.a') -Wl,--end-group -lyaml-cpp -lcrypto -fopenmp -o judge_probe
+// materialised (the worker's `make`), then judged as the worker does for cases up to 2^28 multiply-adds
+// (`judge`) in two ways: with the bounded reference always (with its magnitude), and with the reference the
+// worker makes now (fuzz::ReferenceUse: no magnitude for a case judged exactly). The output judged is the
+// reference itself, rounded to bf16, so the exact cases pass and the rest are bounded; the two references'
+// values must be equal and the verdicts the same. Not part of the build; with a
+// build tree in BUILD (e.g. build-gpu), from the repository root:
+//   g++ -O2 -std=c++20 -I. -I/usr/include/eigen3 scripts/judge_probe.cpp BUILD/fuzz/libtunefuzz_fuzz.a \
+//     BUILD/tuner/libtunefuzz_common.a /usr/lib/x86_64-linux-gnu/librapidcheck.a -lyaml-cpp -lcrypto -lpthread \
+//     -o judge_probe
 //   ./judge_probe [CASES] [SEED] [THREADS]
-// Prints milliseconds per case for make and for both ways of judging, and the share of exact cases.
+// Prints milliseconds per case for make and for both ways of judging, the share of exact cases, and a digest
+// of every operand byte (the same cases must give the same bytes from one build to the next).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -64,16 +67,27 @@ int main(int argc, char** argv) {
     check_s += std::chrono::duration<double>(Clock::now() - t0).count();
     with_s += std::chrono::duration<double>(Clock::now() - t0).count();
     t0 = Clock::now();
-    const fuzz::Reference lean = fuzz::compute_reference(operands, !exact);
+    const fuzz::Reference lean =
+        fuzz::compute_reference(operands, exact ? fuzz::ReferenceUse::exact : fuzz::ReferenceUse::bounded);
     const bool pass_without = fuzz::check_full(out, lean, model, exact, record.beta == 0.0).pass;
     without_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    // Its values are the bounded reference's, element for element (NaN where it has NaN: sparse_nonfinite).
+    for (int64_t r = 0; r < record.m; ++r)
+      for (int64_t c = 0; c < record.n; ++c) {
+        const double x = lean.value(r, c), y = full.value(r, c);
+        if (!(x == y || (std::isnan(x) && std::isnan(y)))) {
+          ++failed;
+          r = record.m;
+          break;
+        }
+      }
     failed += pass_with != pass_without;
     ++judged;
     exact_cases += exact;
   }
   std::printf("%d cases judged in full (of %d drawn), %d exact; make %.2f ms/case; judge with the magnitude "
-              "%.2f ms/case (of which the check %.2f), without it for exact cases %.2f ms/case (%.2fx); verdicts that "
-              "differ: %d; operand bytes digest %016llx\n",
+              "%.2f ms/case (of which the check %.2f), without it for exact cases %.2f ms/case (%.2fx); references or "
+              "verdicts that differ: %d; operand bytes digest %016llx\n",
               judged, cases, exact_cases, 1e3 * make_s / judged, 1e3 * with_s / judged, 1e3 * check_s / judged,
               1e3 * without_s / judged,
               with_s / without_s, failed, static_cast<unsigned long long>(digest));

@@ -552,8 +552,8 @@ TEST(Reference, MagnitudeTakesAbsoluteValuesBeforeTheProduct) {
   const Reference reference = compute_reference({&a, &b, &c, -2.0, 0.5});
   EXPECT_EQ(reference.value(0, 0), -2.0);  // −2·(3 − 3) + 0.5·(−4)
   EXPECT_EQ(reference.magnitude(0, 0), 2.0 * 6 + 0.5 * 4);
-  // Without the magnitude the values are the same, and only the exact check takes such a reference.
-  const Reference values_only = compute_reference({&a, &b, &c, -2.0, 0.5}, false);
+  // For the exact check the values are the same and there is no magnitude; the bounded check refuses it.
+  const Reference values_only = compute_reference({&a, &b, &c, -2.0, 0.5}, ReferenceUse::exact);
   EXPECT_EQ(values_only.value, reference.value);
   EXPECT_EQ(values_only.magnitude.size(), 0);
   HostMatrix out(Precision::fp32, 1, 1, 1);
@@ -561,6 +561,32 @@ TEST(Reference, MagnitudeTakesAbsoluteValuesBeforeTheProduct) {
   const ArithmeticModel model{Precision::fp32, Precision::fp32, 2};
   EXPECT_TRUE(check_full(out, values_only, model, true, false).pass);
   EXPECT_THROW(check_full(out, values_only, model, false, false), Error);
+}
+
+// The reference for an exact check has the bounded one's values element for element on every exact
+// distribution, non-finite values included (NaN where it has NaN), and no magnitude.
+TEST(Reference, TheExactReferenceIsTheDoubleOneOnEveryExactDistribution) {
+  for (Distribution distribution : {Distribution::small_int, Distribution::ones, Distribution::sequential,
+                                    Distribution::alternating, Distribution::sparse_nonfinite,
+                                    Distribution::identity})
+    for (const auto& [m, n, k] : {std::tuple{37, 29, 61}, {5, 3, 40000}})
+      for (double beta : {0.0, -1.5}) {
+        const CaseRecord record = record_of(m, n, k, distribution, 5, 2.5, beta);
+        const ArithmeticModel model{Precision::fp32, Precision::bf16, k};
+        ASSERT_TRUE(exact_applies(distribution, model)) << to_string(record);
+        SCOPED_TRACE(to_string(record));
+        const CaseOperands operands = materialise(record, Precision::bf16, Precision::bf16);
+        const Reference exact = compute_reference(gemm_of(operands, record), ReferenceUse::exact);
+        const Reference bounded = compute_reference(gemm_of(operands, record));
+        int64_t differing = 0;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            const double x = exact.value(i, j), y = bounded.value(i, j);
+            differing += !(x == y || (std::isnan(x) && std::isnan(y)));
+          }
+        EXPECT_EQ(differing, 0);
+        EXPECT_EQ(exact.magnitude.size(), 0);
+      }
 }
 
 TEST(Reference, BetaZeroNeverReadsC) {
@@ -873,8 +899,8 @@ const Shape exact_shapes[] = {
     {30, 20, 100, Precision::fp32, Precision::fp32, -1, 2, 27},
 };
 
-// The exact check reads the reference's values only: without the magnitude (which the fuzz worker skips for
-// exact cases) every verdict is the same.
+// The exact check reads the reference's values only: with the reference the fuzz worker makes for exact
+// cases (no magnitude) every verdict is the same.
 TEST(OracleLaw, ExactInputsPassBitForBitAndOneUlpFails) {
   for (Distribution distribution : {Distribution::small_int, Distribution::ones, Distribution::sequential}) {
     for (const Shape& shape : exact_shapes) {
@@ -884,7 +910,7 @@ TEST(OracleLaw, ExactInputsPassBitForBitAndOneUlpFails) {
       const CaseOperands operands = materialise(record, shape.input, shape.output);
       HostMatrix out = simulate_kernel(operands, record, shape.output);
       const Reference reference = compute_reference(gemm_of(operands, record));
-      const Reference values_only = compute_reference(gemm_of(operands, record), false);
+      const Reference values_only = compute_reference(gemm_of(operands, record), ReferenceUse::exact);
       EXPECT_EQ(values_only.magnitude.size(), 0);
       EXPECT_EQ(values_only.value, reference.value);
       const ArithmeticModel model = model_of(record, shape.output);

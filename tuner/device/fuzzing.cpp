@@ -204,7 +204,8 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   bool exact = false;
   if (record.m * record.n * record.k <= kFullReferenceMacs) {
     exact = fuzz::exact_applies(record.distribution, model);
-    const fuzz::Reference reference = fuzz::compute_reference(operands, !exact);
+    const fuzz::Reference reference =
+        fuzz::compute_reference(operands, exact ? fuzz::ReferenceUse::exact : fuzz::ReferenceUse::bounded);
     verdict = fuzz::check_full(out, reference, model, exact, record.beta == 0.0);
   } else {
     // Too large for a full reference: projections plus exact samples on tile boundaries and the edges.
