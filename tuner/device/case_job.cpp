@@ -19,8 +19,7 @@ CaseResult run_case_job(const CaseJob& job) {
   ProgressLog progress(job.progress);
   CaseResult result;
   result.passed = true;
-  for (size_t index = 0; index < job.records.size(); ++index) {
-    const fuzz::CaseRecord& record = job.records[index];
+  for (const fuzz::CaseRecord& record : job.records) {
     progress.write("case " + fuzz::to_string(record));
     for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2); ++run) {  // each executor run launches twice
       const CaseOutcome outcome = executor.run(record);
@@ -34,7 +33,6 @@ CaseResult run_case_job(const CaseJob& job) {
       result.failure_class = fuzz::to_string(outcome.failure_class);
       result.subtype = outcome.subtype;
       result.message = outcome.message;
-      result.failed_case = static_cast<int64_t>(index);
       return result;
     }
   }

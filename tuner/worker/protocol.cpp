@@ -421,7 +421,6 @@ YAML::Node to_yaml(const CaseResult& r) {
   n["class"] = r.failure_class;
   n["subtype"] = r.subtype;
   n["message"] = r.message;
-  n["failed_case"] = r.failed_case;
   return n;
 }
 
@@ -432,7 +431,6 @@ CaseResult case_result_from_yaml(const YAML::Node& n) {
   r.failure_class = get_or<std::string>(n, "class", "");
   r.subtype = get_or<std::string>(n, "subtype", "");
   r.message = get_or<std::string>(n, "message", "");
-  r.failed_case = get_or<int64_t>(n, "failed_case", -1);
   return r;
 }
 

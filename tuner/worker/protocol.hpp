@@ -124,7 +124,6 @@ struct CaseResult {
   std::string failure_class;  ///< empty when passed
   std::string subtype;
   std::string message;
-  int64_t failed_case = -1;  ///< index in CaseJob::records of the case that failed; -1 when passed
 };
 
 YAML::Node to_yaml(const CaseJob& job);
