@@ -283,7 +283,8 @@ double HostMatrix::get(int64_t row, int64_t col) const {
 
 void HostMatrix::set(int64_t row, int64_t col, double value) {
   const size_t index = static_cast<size_t>(row * ld_ + col);
-  const double rounded = exact_in(type_, value) ? value : round_to(type_, value);  // exact in the type from here on
+  // Exact in the element type from here on.
+  const double rounded = exact_in(type_, value) ? value : round_to(type_, value);
   switch (type_) {
     case Precision::fp32:
     case Precision::tf32: {  // tf32: the rounded value is exact in float, its low 13 mantissa bits zero

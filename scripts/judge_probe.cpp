@@ -7,8 +7,8 @@
 // values must be equal and the verdicts the same. Not part of the build; with a
 // build tree in BUILD (e.g. build-gpu), from the repository root:
 //   g++ -O2 -std=c++20 -I. -I/usr/include/eigen3 scripts/judge_probe.cpp BUILD/fuzz/libtunefuzz_fuzz.a \
-//     BUILD/tuner/libtunefuzz_common.a /usr/lib/x86_64-linux-gnu/librapidcheck.a -lyaml-cpp -lcrypto -lpthread \
-//     -o judge_probe
+//     BUILD/tuner/libtunefuzz_common.a /usr/lib/x86_64-linux-gnu/librapidcheck.a \
+//     -lyaml-cpp -lcrypto -lpthread -o judge_probe
 //   ./judge_probe [CASES] [SEED] [THREADS]
 // Prints milliseconds per case for make and for both ways of judging, the share of exact cases, and a digest
 // of every operand byte (the same cases must give the same bytes from one build to the next).
@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   rc::Random random(seed);
   double make_s = 0, with_s = 0, without_s = 0, check_s = 0;
   int judged = 0, exact_cases = 0, failed = 0;
-  uint64_t digest = 1469598103934665603ull;  // FNV-1a over every materialised byte: the same cases, the same bytes
+  // FNV-1a over every materialised byte: the same cases must give the same bytes.
+  uint64_t digest = 1469598103934665603ull;
   const auto fold = [&digest](const fuzz::HostMatrix& m) {
     for (size_t i = 0; i < m.size_bytes(); ++i)
       digest = (digest ^ static_cast<uint8_t>(m.bytes()[i])) * 1099511628211ull;
@@ -85,11 +86,11 @@ int main(int argc, char** argv) {
     ++judged;
     exact_cases += exact;
   }
-  std::printf("%d cases judged in full (of %d drawn), %d exact; make %.2f ms/case; judge with the magnitude "
-              "%.2f ms/case (of which the check %.2f), without it for exact cases %.2f ms/case (%.2fx); references or "
-              "verdicts that differ: %d; operand bytes digest %016llx\n",
-              judged, cases, exact_cases, 1e3 * make_s / judged, 1e3 * with_s / judged, 1e3 * check_s / judged,
-              1e3 * without_s / judged,
-              with_s / without_s, failed, static_cast<unsigned long long>(digest));
+  std::printf(
+      "%d cases judged in full (of %d drawn), %d exact; make %.2f ms/case; judge with the magnitude "
+      "%.2f ms/case (of which the check %.2f), without it for exact cases %.2f ms/case (%.2fx); "
+      "references or verdicts that differ: %d; operand bytes digest %016llx\n",
+      judged, cases, exact_cases, 1e3 * make_s / judged, 1e3 * with_s / judged, 1e3 * check_s / judged,
+      1e3 * without_s / judged, with_s / without_s, failed, static_cast<unsigned long long>(digest));
   return failed == 0 ? 0 : 1;
 }

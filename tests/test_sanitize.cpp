@@ -78,7 +78,8 @@ class SanitizeWinners : public ::testing::Test {
     int n = 0;
     for (const auto& entry : fs::directory_iterator(options_.work_directory)) {
       const std::string name = entry.path().filename().string();
-      n += name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      n += name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     }
     return n;
   }

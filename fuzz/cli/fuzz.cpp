@@ -251,9 +251,10 @@ int command_replay(const Options& o) {
       o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);
   CaseJob job{r.candidate, compiled.front().image, {r.failure.shrunk_case}, 2, work / "replay.progress"};
   std::printf("replaying %s\n  case %s\n  recorded on %s (driver %s): %s%s%s\n  now on %s (driver %s)%s\n",
-              r.candidate.c_str(), fuzz::to_string(r.failure.shrunk_case).c_str(), r.card.c_str(), r.driver.c_str(),
-              fuzz::to_string(r.failure.failure_class), r.failure.subtype.empty() ? "" : "/",
-              r.failure.subtype.c_str(), device.name.c_str(), device.driver_version.c_str(),
+              r.candidate.c_str(), fuzz::to_string(r.failure.shrunk_case).c_str(), r.card.c_str(),
+              r.driver.c_str(), fuzz::to_string(r.failure.failure_class),
+              r.failure.subtype.empty() ? "" : "/", r.failure.subtype.c_str(), device.name.c_str(),
+              device.driver_version.c_str(),
               o.sanitize.empty() ? "" : (" under compute-sanitizer --tool " + o.sanitize).c_str());
   const WorkerOutcome outcome =
       run_worker(to_yaml(job), work, "replay", o.sanitize.empty() ? 300 : 1800, wrapper);
@@ -272,8 +273,8 @@ int command_replay(const Options& o) {
       std::printf("result: passed (not reproduced)\n");
     return 0;
   }
-  std::printf("result: %s%s%s: %s\n", result.failure_class.c_str(),
-              result.subtype.empty() ? "" : "/", result.subtype.c_str(), result.message.c_str());
+  std::printf("result: %s%s%s: %s\n", result.failure_class.c_str(), result.subtype.empty() ? "" : "/",
+              result.subtype.c_str(), result.message.c_str());
   return 1;
 }
 

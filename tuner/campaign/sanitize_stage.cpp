@@ -32,8 +32,9 @@ std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, co
   const auto replay = [&](const std::vector<fuzz::CaseRecord>& records, const std::string& job_name) {
     const CaseJob job{candidate.id(), image, records, 1, work_directory / (job_name + ".progress")};
     fs::remove(job.progress);
-    const WorkerOutcome outcome = cluster::run_job(to_yaml(job), work_directory, job_name,
-                                                   600.0 * static_cast<double>(records.size()), wrapper, 120, gpu);
+    const WorkerOutcome outcome =
+        cluster::run_job(to_yaml(job), work_directory, job_name, 600.0 * static_cast<double>(records.size()),
+                         wrapper, 120, gpu);
     if (outcome.end == WorkerOutcome::End::failed_to_start)
       throw Error(ErrorKind::unsupported, "cannot run compute-sanitizer: " + outcome.stderr_tail);
     return outcome;
@@ -51,7 +52,8 @@ std::optional<SanitizerFinding> sanitizer_finding(const Candidate& candidate, co
   // its progress names (a report comes at the process's end, after every case, so it names none).
   if (cases.size() > 1) {
     const WorkerOutcome all = replay(cases, name + "-all");
-    if (all.end == WorkerOutcome::End::finished && case_result_from_yaml(all.result).passed) return std::nullopt;
+    if (all.end == WorkerOutcome::End::finished && case_result_from_yaml(all.result).passed)
+      return std::nullopt;
     if (all.end == WorkerOutcome::End::hung)
       if (const auto record = fuzz::parse_case_line(all.last_progress)) return finding(all, *record);
   }

@@ -49,8 +49,8 @@ class RoundRunner {
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
       // The thread's serving worker: its context (and the host's wait to create one) serves every round.
-      const WorkerOutcome worker = cluster::run_job(to_yaml(job_for(left, name)), options_.work_directory, name,
-                                                    options_.timeout_s, {}, 0, gpu_, true);
+      const WorkerOutcome worker = cluster::run_job(to_yaml(job_for(left, name)), options_.work_directory,
+                                                    name, options_.timeout_s, {}, 0, gpu_, true);
       std::set<std::string> reported = take_partial(worker, left, out.result);
       if (worker.end == WorkerOutcome::End::finished) break;
       // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").

@@ -21,7 +21,8 @@ CaseResult run_case_job(const CaseJob& job) {
   result.passed = true;
   for (const fuzz::CaseRecord& record : job.records) {
     progress.write("case " + fuzz::to_string(record));
-    for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2); ++run) {  // each executor run launches twice
+    // Each executor run launches twice.
+    for (int64_t run = 0; run < std::max<int64_t>(1, job.runs / 2); ++run) {
       const CaseOutcome outcome = executor.run(record);
       if (outcome.passed) continue;
       if (outcome.refused) {  // a size this candidate does not take: the next case

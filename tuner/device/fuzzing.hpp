@@ -117,8 +117,8 @@ class RuntimeCaseDevice : public CaseDevice {
 };
 
 /// Wall time by phase: `to(name)` ends the running phase (adding its seconds to its name) and starts `name`
-/// (`to(nullptr)`: none); the phase running when the clock is destroyed is added then, so early returns are counted too. A clock
-/// over no map (nullptr) does nothing.
+/// (`to(nullptr)`: none); the phase running when the clock is destroyed is added then, so early returns are
+/// counted too. A clock over no map (nullptr) does nothing.
 class PhaseClock {
  public:
   using Seconds = std::map<std::string, double>;

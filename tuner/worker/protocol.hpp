@@ -119,8 +119,8 @@ struct CaseJob {
 };
 
 struct CaseResult {
-  bool passed = false;   ///< no case failed (a refused case does not fail)
-  bool refused = false;  ///< some case was refused: a size this candidate does not take
+  bool passed = false;        ///< no case failed (a refused case does not fail)
+  bool refused = false;       ///< some case was refused: a size this candidate does not take
   std::string failure_class;  ///< empty when passed
   std::string subtype;
   std::string message;
