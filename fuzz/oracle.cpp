@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <random>
 #include <thread>
@@ -408,20 +409,30 @@ ProjectedCheck::ProjectedCheck(const GemmOperands& operands, int rounds, uint64_
   r_abs_ = r_.cwiseAbs();
   r_abs_sum_ = r_abs_.colwise().sum();
 
+  // Both products go by row blocks, each block's rows written by one thread alone, so the result is the same
+  // bits whatever the number of threads (a time job checks every finalist against them: 10^8-element inputs).
+  const auto in_blocks = [](int64_t rows, int64_t step, const std::function<void(int64_t, int64_t)>& block) {
+    const int64_t blocks = (rows + step - 1) / step;
+    std::atomic<int64_t> next{0};
+    const auto work = [&] {
+      for (int64_t b = next++; b < blocks; b = next++) block(b * step, std::min(step, rows - b * step));
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<int64_t>(host_threads(), blocks); ++t) pool.emplace_back(work);
+    work();
+    for (auto& thread : pool) thread.join();
+  };
   Eigen::MatrixXd br(k, rounds_), br_abs(k, rounds_);  // B·r and |B||r|: (k, rounds)
-  for (int64_t begin = 0; begin < k; begin += block_rows(n)) {
-    const int64_t count = std::min(block_rows(n), k - begin);
+  in_blocks(k, block_rows(n), [&](int64_t begin, int64_t count) {
     const Eigen::MatrixXd block = to_eigen(*operands.b, begin, count);
     br.middleRows(begin, count).noalias() = block * r_;
     br_abs.middleRows(begin, count).noalias() = block.cwiseAbs() * r_abs_;
-  }
+  });
   // alpha·A(B·r) + beta·C·r and its magnitude, per row and round: (m, rounds)
   expected_.setZero(m, rounds_);
   magnitude_.setZero(m, rounds_);
-  const int64_t step = block_rows(std::max(k, n));
   const double alpha_abs = std::fabs(operands.alpha), beta_abs = std::fabs(operands.beta);
-  for (int64_t begin = 0; begin < m; begin += step) {
-    const int64_t count = std::min(step, m - begin);
+  in_blocks(m, block_rows(std::max(k, n)), [&](int64_t begin, int64_t count) {
     const Eigen::MatrixXd a = to_eigen(*operands.a, begin, count);
     expected_.middleRows(begin, count).noalias() = operands.alpha * (a * br);
     magnitude_.middleRows(begin, count).noalias() = alpha_abs * (a.cwiseAbs() * br_abs);
@@ -430,7 +441,7 @@ ProjectedCheck::ProjectedCheck(const GemmOperands& operands, int rounds, uint64_
       expected_.middleRows(begin, count).noalias() += operands.beta * (c * r_);
       magnitude_.middleRows(begin, count).noalias() += beta_abs * (c.cwiseAbs() * r_abs_);
     }
-  }
+  });
 }
 
 Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& model, int64_t samples,

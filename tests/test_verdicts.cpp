@@ -374,6 +374,8 @@ TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalist
   };
   auto timings = time_stage({problem}, {fuzzed[0], fuzzed[1]}, options);
   ASSERT_NE(timings[0].winner(), nullptr);
+  EXPECT_GT(timings[0].phase_seconds.count("dispatch"), 0u)
+      << "the coordinator's round trips are accounted for";
   const std::multiset<std::string> first = measured();
   EXPECT_EQ(first.count("screen 64"), 1u);
   EXPECT_EQ(first.count("screen 128"), 1u);
@@ -395,6 +397,43 @@ TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalist
   EXPECT_EQ(timings[0].entries.size(), 3u);
   ::unsetenv("FAKE_MEASURE_LOG");
   tunefuzz::test::remove_fake_gpu(root);
+}
+
+TEST(TimeOrder, OneGpuKeepsTheConfigsOrderSeveralTakeTheLongestSearchesFirst) {
+  const auto problem = [](const char* name, int64_t m, int64_t n, int64_t k) {
+    Problem p;
+    p.name = name;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    return p;
+  };
+  const std::vector<Problem> problems = {
+      problem("small", 256, 256, 256), problem("large", 8192, 8192, 8192), problem("decode", 1, 8192, 8192),
+      problem("medium", 4096, 4096, 4096), problem("small_too", 256, 256, 256)};
+  const std::vector<size_t> candidates = {100, 100, 100, 100, 100};
+  EXPECT_EQ(time_order(problems, candidates, 1), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(time_order(problems, candidates, 0), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  const std::vector<size_t> four = time_order(problems, candidates, 4);
+  ASSERT_EQ(four.size(), 5u);
+  EXPECT_EQ(four.front(), 1u) << "the largest problem first";
+  EXPECT_EQ(std::vector<size_t>(four.end() - 2, four.end()), (std::vector<size_t>{0, 4}))
+      << "the two small ones last, in the config's order (their estimates are equal)";
+  // Fewer candidates make a search shorter: a large problem with 3 of them goes after a medium one with 100.
+  const std::vector<size_t> few = time_order(problems, {100, 3, 100, 100, 100}, 2);
+  EXPECT_GT(std::find(few.begin(), few.end(), 1u) - few.begin(),
+            std::find(few.begin(), few.end(), 3u) - few.begin());
+}
+
+TEST(TimeResultYaml, PhaseSecondsSurviveTheRoundTrip) {
+  TimeResult result;
+  result.baseline.id = "cublas";
+  result.phase_seconds = {{"inputs", 1.25}, {"screen", 0.5}};
+  const TimeResult back = time_result_from_yaml(to_yaml(result));
+  ASSERT_EQ(back.phase_seconds.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.phase_seconds.at("inputs"), 1.25);
+  EXPECT_DOUBLE_EQ(back.phase_seconds.at("screen"), 0.5);
+  EXPECT_TRUE(time_result_from_yaml(to_yaml(TimeResult{})).phase_seconds.empty());
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ for step in "$@"; do
   t0=$(date +%s%N); d=$(date -u +%FT%TZ)
   case $step in
     cold)   [ -f $W/h200.journal ] && r=--resume || r=
-            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r > $L/cold-$(date +%s).txt 2>&1 ;;
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${EXTRA:-} > $L/cold-$(date +%s).txt 2>&1 ;;
     rerun)  timeout $left $C/bin/tune run configs/h200.yaml -o $W/rerun.yaml --work-dir $W/work-rerun ${EXTRA:-} > $L/rerun.txt 2>&1 ;;
     added)  cp configs/h200.yaml $W/h200-added.yaml
             sed -i '/^problems:/a\  - {name: added_3000x5000x700, m: 3000, n: 5000, k: 700, precision: bf16}' $W/h200-added.yaml

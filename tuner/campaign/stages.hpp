@@ -191,6 +191,8 @@ struct ProblemTiming {
   /// The GPU whose worker timed it, candidates and cuBLAS alike (with `--gpus`; unset otherwise, and for a
   /// timing taken from the verdict store).
   std::optional<Gpu> gpu;
+  /// Where its search's time went, in seconds by phase (TimeResult::phase_seconds), over every round.
+  std::map<std::string, double> phase_seconds;
   const TimedEntry* winner() const;  ///< fastest `timed` entry, or null
   /// cuBLAS's time over the winner's: on the medians of the round where they took turns when both have one
   /// (the card's drift cancels), else on their own medians; 0 without a winner or a timed baseline.
@@ -217,6 +219,11 @@ struct TimeOptions {
   std::vector<Gpu> gpus = {};
 };
 
+/// The order the time stage takes problems in: the config's on one GPU; over several, the longest searches
+/// first (by a rough estimate from each problem's size and candidate count), so that the last to finish are
+/// short and the GPUs end together (longest-first list scheduling). Ties keep the config's order.
+std::vector<size_t> time_order(const std::vector<Problem>& problems, const std::vector<size_t>& candidates,
+                               size_t gpus);
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                                       const std::vector<FuzzedCandidate>& fuzzed, const TimeOptions& options);
 

@@ -3,6 +3,7 @@
 #include "tuner/campaign/time_search.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -49,9 +50,14 @@ class RoundRunner {
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
       // The thread's serving worker: its context (and the host's wait to create one) serves every round.
+      const auto sent = std::chrono::steady_clock::now();
       const WorkerOutcome worker = cluster::run_job(to_yaml(job_for(left, name)), options_.work_directory,
                                                     name, options_.timeout_s, {}, 0, gpu_, true);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+      const double before = phase_total(out.result);
       std::set<std::string> reported = take_partial(worker, left, out.result);
+      // The round trip beyond what the worker accounted for: the job's files, a worker's start, the wait.
+      out.result.phase_seconds["dispatch"] += std::max(0.0, wall - (phase_total(out.result) - before));
       if (worker.end == WorkerOutcome::End::finished) break;
       // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").
       const std::string& last = worker.last_progress;
@@ -80,6 +86,12 @@ class RoundRunner {
   }
 
  private:
+  static double phase_total(const TimeResult& r) {
+    double sum = 0;
+    for (const auto& [phase, seconds] : r.phase_seconds) sum += seconds;
+    return sum;
+  }
+
   TimeJob job_for(const MeasureRound& round, const std::string& name) const {
     TimeJob job;
     job.problem = problem_;
@@ -107,6 +119,7 @@ class RoundRunner {
     std::set<std::string> reported;
     if (!worker.result || !worker.result["entries"]) return reported;
     const TimeResult partial = time_result_from_yaml(worker.result);
+    for (const auto& [phase, seconds] : partial.phase_seconds) total.phase_seconds[phase] += seconds;
     if (left.baseline && !partial.baseline.status.empty()) {
       total.baseline = partial.baseline;
       total.baseline_version = partial.baseline_version;
@@ -204,6 +217,7 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
     MeasureRound left = *round;
     const std::vector<TimedEntry> stored = screens.take(left);
     RoundOutcome outcome = runner.run(left);
+    for (const auto& [phase, seconds] : outcome.result.phase_seconds) timing.phase_seconds[phase] += seconds;
     screens.file(left, outcome.result);
     outcome.result.entries.insert(outcome.result.entries.end(), stored.begin(), stored.end());
     if (round->baseline) {

@@ -1,7 +1,8 @@
 // Times the fuzz survivors on each problem they support, against cuBLAS in the same worker processes, with
 // the campaign's search strategy (tuner/campaign/time_search.hpp runs its rounds); a problem's timing is
 // taken from the journal on resume, or from the verdict store when an earlier campaign made it. With
-// `--gpus`, one problem per GPU at a time, each wholly on its GPU (a dead worker's rest on the same GPU).
+// `--gpus`, one problem per GPU at a time, each wholly on its GPU (a dead worker's rest on the same GPU), the
+// longest first.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -65,7 +66,8 @@ YAML::Node timed_event(const ProblemTiming& t) {
   YAML::Node event;
   event["event"] = "timed";
   event["problem"] = t.problem.name;
-  event["timing"] = to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries, t.traffic});
+  event["timing"] =
+      to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries, t.traffic, t.phase_seconds});
   event["strategy"] = to_string(t.strategy);
   event["evaluations"] = t.evaluations;
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
@@ -87,6 +89,7 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   t.baseline = result.baseline;
   t.entries = result.entries;
   t.traffic = result.traffic;
+  t.phase_seconds = result.phase_seconds;
   for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
   t.strategy = strategy_of(event);
   t.evaluations = event["evaluations"] ? event["evaluations"].as<int64_t>() : 0;
@@ -104,6 +107,25 @@ bool storable(const ProblemTiming& t) {
 }
 
 }  // namespace
+
+// A rough figure for how long a problem's search takes, to order the problems: each candidate's fixed cost
+// (its image loaded, its screen set up: about 50 ms) and ten launches (its flops at a few hundred TFLOP/s),
+// and the inputs each round makes, uploads and checks outputs against (about 20 ns an element on 16 cores).
+std::vector<size_t> time_order(const std::vector<Problem>& problems, const std::vector<size_t>& candidates,
+                               size_t gpus) {
+  std::vector<size_t> order(problems.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (gpus < 2) return order;
+  std::vector<double> cost(problems.size());
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem& p = problems[i];
+    const double m = static_cast<double>(p.m), n = static_cast<double>(p.n), k = static_cast<double>(p.k);
+    cost[i] = static_cast<double>(candidates[i]) * (0.05 + 10 * 2 * m * n * k / 4e14) +
+              (m * k + k * n + m * n) * 2e-8;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  return order;
+}
 
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                                       const std::vector<FuzzedCandidate>& fuzzed,
@@ -210,6 +232,7 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       YAML::Node verdict = YAML::Clone(event);
       verdict.remove("quarantined");  // this campaign's, not the timing's
       verdict.remove("gpu");          // this host's numbering, not the timing's
+      verdict["timing"].remove("phase_seconds");  // where this campaign's time went
       store->store(VerdictKind::timing, key, verdict);
     }
     const TimedEntry* w = out[i].winner();
@@ -222,11 +245,14 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                       : "");
     progress.advance(note);
   };
-  // One thread per GPU, each taking the next problem: a problem's candidates and its cuBLAS baseline are
-  // timed in one worker on one GPU, never split.
+  // One thread per GPU, each taking the next problem in time_order: a problem's candidates and its cuBLAS
+  // baseline are timed in one worker on one GPU, never split.
+  std::vector<size_t> candidates;
+  for (const Plan& plan : plans) candidates.push_back(plan.eligible.size());
+  const std::vector<size_t> order = time_order(problems, candidates, options.gpus.size());
   std::atomic<size_t> next{0};
   const auto work = [&](const Gpu* gpu) {
-    for (size_t i = next++; i < problems.size(); i = next++) time_one(i, gpu);
+    for (size_t n = next++; n < order.size(); n = next++) time_one(order[n], gpu);
   };
   if (options.gpus.empty()) {
     work(nullptr);

@@ -99,15 +99,15 @@ void TimeBench::screen(const GemmRunner& runner, int64_t repeats, TimedEntry& en
   if (guarded(entry, [&] { time_into(runner, 1, repeats, entry); })) entry.status = "screened";
 }
 
-void TimeBench::verify_and_time(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
-                                int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
+bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
+                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
   reset_c();
   const bool ran = guarded(entry, [&] {
     reserve_workspace(runner);
     runner.run(gemm_, workspace_.get(), stream_);
     check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
   });
-  if (!ran) return;
+  if (!ran) return false;
   fuzz::HostMatrix out(c_.type(), shape_.m, shape_.n, shape_.ldc);
   c_dev_.download(out.bytes(), out.size_bytes());
   if (!projection_) projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
@@ -118,10 +118,14 @@ void TimeBench::verify_and_time(const GemmRunner& runner, const fuzz::Arithmetic
     entry.message = verdict.summary();
     if (on_mismatch == OnMismatch::reject) {
       entry.status = "incorrect";
-      return;
+      return false;
     }
     entry.message = "outside the bound, timed anyway: " + entry.message;
   }
+  return true;
+}
+
+void TimeBench::time(const GemmRunner& runner, TimedEntry& entry) {
   if (guarded(entry, [&] { time_into(runner, job_.warmup, job_.repeats, entry); })) entry.status = "timed";
 }
 

@@ -27,10 +27,17 @@ class TimeBench {
   /// pace without competing (cuBLAS rounding alpha·AB before adding beta·C can land a few ulps outside an
   /// fp32-accumulation bound), so it is timed anyway and its entry keeps the check's summary.
   enum class OnMismatch { reject, time_anyway };
-  /// One run on fresh C checked against the inputs (`incorrect` when it fails, with the oracle's summary),
-  /// then `warmup` and `repeats` timed launches: status `timed`. Tiles name the exact samples' boundaries.
+  /// One run on fresh C checked against the inputs (`incorrect` when it fails, with the oracle's summary):
+  /// whether it may be timed. Tiles name the exact samples' boundaries.
+  bool verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m, int64_t tile_n,
+              TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject);
+  /// `warmup` and `repeats` timed launches: status `timed`, or `failed` with the launch error.
+  void time(const GemmRunner& runner, TimedEntry& entry);
+  /// verify, then time when it may.
   void verify_and_time(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
-                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject);
+                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject) {
+    if (verify(runner, model, tile_m, tile_n, entry, on_mismatch)) time(runner, entry);
+  }
   /// `repeats` rounds in which every runner launches once in turn; the statistics per runner.
   std::vector<TimingStats> interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats);
   /// A device-to-device copy of the problem's least traffic (A and B read, C written and read when beta != 0).

@@ -54,10 +54,19 @@ struct Round {
   ProgressLog& progress;
   const std::map<std::string, Loaded>& loaded;
   TimeResult& result;
+  PhaseClock& clock;
   std::map<std::string, size_t> index;
   const std::function<void(const TimeResult&)>& write_partial;
 
+  // The partial result so far, written under its own phase (it grows with the round).
+  void report(const char* back_to) {
+    clock.to("report");
+    write_partial(result);
+    clock.to(back_to);
+  }
+
   void baseline(const CublasRunner& cublas) {
+    clock.to("baseline");
     result.baseline_version = cublas.version();
     result.baseline.id = "cublas";
     const TypePair types{job.problem.input, job.problem.output};
@@ -71,7 +80,7 @@ struct Round {
     }
     progress.write("copy floor");
     result.traffic = bench.copy_floor(job.warmup, job.repeats);
-    write_partial(result);
+    report("baseline");
   }
 
   // Whether the candidate declines the problem (its entry then says why).
@@ -84,24 +93,29 @@ struct Round {
   }
 
   void screen(const std::string& id) {
+    clock.to("screen");
     const Loaded& l = named(loaded, id);
     TimedEntry& entry = entry_of(result, index, id);
     if (!refuses(l, entry)) {
       progress.write("screen " + id);
       bench.screen(*l.runner, job.screen_repeats, entry);
     }
-    write_partial(result);
+    report("screen");
   }
 
   void time(const std::string& id) {
+    clock.to("verify");
     const Loaded& l = named(loaded, id);
     TimedEntry& entry = entry_of(result, index, id);
     if (!refuses(l, entry)) {
       progress.write("verify " + id);
-      bench.verify_and_time(*l.runner, arithmetic_model(l.candidate, job.problem.output, bench.shape().k),
-                            l.candidate.point["BM"], l.candidate.point["BN"], entry);
+      if (bench.verify(*l.runner, arithmetic_model(l.candidate, job.problem.output, bench.shape().k),
+                       l.candidate.point["BM"], l.candidate.point["BN"], entry)) {
+        clock.to("time");
+        bench.time(*l.runner, entry);
+      }
     }
-    write_partial(result);
+    report("time");
   }
 
   // The candidates (and cuBLAS) take turns, launch by launch, so the card's drift hits them alike.
@@ -110,6 +124,7 @@ struct Round {
     for (const std::string& id : job.interleave) runners.push_back(named(loaded, id).runner.get());
     if (job.interleave_baseline) runners.push_back(&cublas);
     if (runners.size() < 2) return;
+    clock.to("interleave");
     progress.write("interleave");
     const std::vector<TimingStats> stats = bench.interleave(runners, job.repeats);
     for (size_t i = 0; i < job.interleave.size(); ++i) {
@@ -123,26 +138,31 @@ struct Round {
       result.baseline.interleaved_median_ms = stats.back().median_ms;
       result.baseline.interleaved_spread = stats.back().spread();
     }
-    write_partial(result);
+    report("interleave");
   }
 };
 
 }  // namespace
 
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
+  TimeResult result;
+  PhaseClock clock(&result.phase_seconds, "context");
   const DeviceInfo device = query_device();
   Context context;
   Stream stream;
   ProgressLog progress(job.progress);
+  clock.to("inputs");
   TimeBench bench(job, device.l2_bytes, stream.get());
+  clock.to("cublas");
   const CublasRunner cublas({job.problem.input, job.problem.output}, job.problem.beta, stream.get());
+  clock.to("load");
   const std::map<std::string, Loaded> loaded = load_named(job);
-  TimeResult result;
-  Round round{job, bench, progress, loaded, result, {}, write_partial};
+  Round round{job, bench, progress, loaded, result, clock, {}, write_partial};
   if (job.baseline) round.baseline(cublas);
   for (const std::string& id : job.screen) round.screen(id);
   for (const std::string& id : job.time) round.time(id);
   if (!job.interleave.empty()) round.interleave(cublas);
+  clock.to(nullptr);
   return result;
 }
 

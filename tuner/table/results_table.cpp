@@ -166,6 +166,13 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
     YAML::Node entries(YAML::NodeType::Map);
     for (const auto& [status, count] : by_status) entries[status] = count;
     time["entries"] = entries;
+    // Where the searches' time went (the workers' phases and the coordinator's dispatch), over the problems
+    // searched by this campaign (or by the calls it resumes), not those the verdict store answered.
+    std::map<std::string, double> phases;
+    for (const ProblemTiming& t : *timings)
+      if (!t.from_store)
+        for (const auto& [phase, seconds] : t.phase_seconds) phases[phase] += seconds;
+    for (const auto& [phase, seconds] : phases) time["phase_seconds"][phase] = std::round(seconds * 10) / 10;
     s["time"] = time;
   }
   return s;

@@ -375,6 +375,8 @@ YAML::Node to_yaml(const TimeResult& r) {
     n["traffic"]["bytes"] = r.traffic.bytes;
     n["traffic"]["copy_ms"] = r.traffic.copy_ms;
   }
+  for (const auto& [phase, seconds] : r.phase_seconds)
+    n["phase_seconds"][phase] = std::round(seconds * 1e4) / 1e4;
   return n;
 }
 
@@ -387,6 +389,8 @@ TimeResult time_result_from_yaml(const YAML::Node& n) {
     r.traffic.bytes = get_or<int64_t>(n["traffic"], "bytes", 0);
     r.traffic.copy_ms = get_or<double>(n["traffic"], "copy_ms", 0.0);
   }
+  for (const auto& entry : n["phase_seconds"])
+    r.phase_seconds[entry.first.as<std::string>()] = entry.second.as<double>();
   return r;
 }
 

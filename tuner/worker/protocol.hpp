@@ -106,6 +106,12 @@ struct TimeResult {
   TimedEntry baseline;
   std::vector<TimedEntry> entries;
   MemoryTraffic traffic;
+  /// Where the workers' time went, in seconds by phase (tuner/device/fuzzing.hpp's PhaseClock): context,
+  /// inputs (made and uploaded), cublas (its handle), load (the images), baseline (cuBLAS verified and timed,
+  /// and the copy floor), screen, verify (a finalist's run, download and check), time (its timed launches),
+  /// interleave, report (the partial results written as they come); the coordinator adds dispatch (its
+  /// round trips to the workers, less what they report). Empty from a worker that does not time them.
+  std::map<std::string, double> phase_seconds;
 };
 
 /// Cases replayed on one candidate in one process (a reproducer's case; the sanitizer replays), in order, up
