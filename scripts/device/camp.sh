@@ -12,6 +12,10 @@ nproc > $L/nproc.txt
 export LD_LIBRARY_PATH=$C/lib TUNEFUZZ_CACHE_DIR=/tmp/tf-cache TUNEFUZZ_VERDICT_DIR=/tmp/tf-verdicts TUNEFUZZ_TEMPLATE_DIR=/tmp/tpl
 start=$(date +%s)
 limit=${LIMIT:-575}
+# The card's clocks, power and temperature every second through the call (issue 18: timings that differ
+# between a campaign and a later run of the same kernels).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -l 1 > $L/clocks-$(date +%s).csv 2>/dev/null & clocks=$!
 for step in "$@"; do
   left=$(( limit - ($(date +%s) - start) ))
   [ $left -gt 20 ] || { echo "$step skipped: no time left" >> $L/times.txt; continue; }
@@ -45,7 +49,8 @@ for step in "$@"; do
   rc=$?
   echo "$step started $d rc=$rc $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> $L/times.txt
 done
+kill $clocks 2>/dev/null
 cp $W/*.yaml $W/*.journal $W/*.html $L/ 2>/dev/null
 cat $L/card.txt $L/times.txt
-for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt) ;; *) echo "== $f"; tail -n 25 $f;; esac; done
+for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt) ;; *) echo "== $f"; grep -v '^\[compile\]' $f | tail -n 25;; esac; done
 tar czf $OUT/logs-$(date +%s).tgz -C $OUT logs && rm -rf $L
