@@ -108,7 +108,9 @@ bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& mo
     check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
   });
   if (!ran) return false;
-  fuzz::HostMatrix out(c_.type(), shape_.m, shape_.n, shape_.ldc);
+  if (out_.size_bytes() != c_.size_bytes())
+    out_ = fuzz::HostMatrix(c_.type(), shape_.m, shape_.n, shape_.ldc);
+  fuzz::HostMatrix& out = out_;
   c_dev_.download(out.bytes(), out.size_bytes());
   if (!projection_) projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
                                         job_.seed + 17);

@@ -18,7 +18,8 @@ namespace tunefuzz::device {
 
 class TimeBench {
  public:
-  /// Makes the job's inputs (A and B uniform in [-1, 1), C too when beta != 0) and uploads them.
+  /// Makes the job's inputs (A and B uniform in [-1, 1), C too when beta != 0) and uploads them. What it
+  /// holds depends only on the job's problem, seed, warm-up and repeats (timing_setup_key).
   TimeBench(const TimeJob& job, int64_t l2_bytes, CUstream stream);
 
   /// A few timed launches (one warm-up): entry status `screened`, or `failed` with the launch error.
@@ -52,11 +53,13 @@ class TimeBench {
   bool guarded(TimedEntry& entry, const std::function<void()>& step);
   void time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry);
 
-  const TimeJob& job_;
+  TimeJob job_;  ///< a copy: a serving worker keeps the bench for the next round of the same problem
   CUstream stream_;
   Timer timer_;
   GemmShape shape_;
   fuzz::HostMatrix a_, b_, c_;
+  fuzz::HostMatrix
+      out_;  ///< C downloaded for a check, allocated at the first (fresh pages fault on every copy)
   DeviceBuffer a_dev_, b_dev_, c_dev_, workspace_;
   DeviceGemm gemm_;
   std::optional<fuzz::ProjectedCheck> projection_;  ///< the inputs' projections, made at the first check

@@ -2,6 +2,7 @@
 // the copy floor when the round wants the baseline, then the screens, the verified full timings and the
 // re-timing in turns, all on the same inputs in one process. It measures what it is asked and decides
 // nothing: which candidates go on, and who wins, is the coordinator's strategy's (tuner/strategy).
+#include <chrono>
 #include <map>
 #include <memory>
 
@@ -58,10 +59,17 @@ struct Round {
   std::map<std::string, size_t> index;
   const std::function<void(const TimeResult&)>& write_partial;
 
-  // The partial result so far, written under its own phase (it grows with the round).
+  std::chrono::steady_clock::time_point reported = std::chrono::steady_clock::now();
+
+  // The partial result so far (what a worker that dies leaves for the next one), at most twice a second:
+  // the whole result is written each time, and a round of 150 screens wrote it 150 times. What a dead worker
+  // measured after the last write is measured again.
   void report(const char* back_to) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - reported < std::chrono::milliseconds(500)) return;
     clock.to("report");
     write_partial(result);
+    reported = std::chrono::steady_clock::now();
     clock.to(back_to);
   }
 
@@ -142,19 +150,51 @@ struct Round {
   }
 };
 
+// What a worker keeps from one time job to the next when both time the same problem with the same seed,
+// warm-up and repeats (a strategy's rounds go to the thread's serving worker one after another): the inputs
+// in host and device memory, their projections for the checks, the stream and cuBLAS's handle. One problem
+// at a time; never freed (the process's end returns it), so nothing is torn down after the driver.
+struct TimingSetup {
+  std::string key;
+  Context context;  // holds the primary context while the buffers live
+  Stream stream;
+  std::unique_ptr<TimeBench> bench;
+  std::unique_ptr<CublasRunner> cublas;
+};
+
+std::string timing_setup_key(const TimeJob& job) {
+  TimeJob key;
+  key.problem = job.problem;
+  key.seed = job.seed;
+  key.warmup = job.warmup;
+  key.repeats = job.repeats;
+  key.baseline = false;
+  return YAML::Dump(to_yaml(key));
+}
+
 }  // namespace
 
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
   TimeResult result;
   PhaseClock clock(&result.phase_seconds, "context");
-  const DeviceInfo device = query_device();
-  Context context;
-  Stream stream;
+  static TimingSetup* kept = nullptr;
+  const std::string key = timing_setup_key(job);
+  if (!kept || kept->key != key) {
+    delete kept;  // another problem's: its buffers go before the new ones are made
+    kept = nullptr;
+    auto setup = std::make_unique<TimingSetup>();
+    setup->key = key;
+    const DeviceInfo device = query_device();
+    clock.to("inputs");
+    setup->bench = std::make_unique<TimeBench>(job, device.l2_bytes, setup->stream.get());
+    clock.to("cublas");
+    setup->cublas = std::make_unique<CublasRunner>(TypePair{job.problem.input, job.problem.output},
+                                                   job.problem.beta, setup->stream.get());
+    kept = setup.release();
+  }
+  TimeBench& bench = *kept->bench;
+  const CublasRunner& cublas = *kept->cublas;
   ProgressLog progress(job.progress);
-  clock.to("inputs");
-  TimeBench bench(job, device.l2_bytes, stream.get());
-  clock.to("cublas");
-  const CublasRunner cublas({job.problem.input, job.problem.output}, job.problem.beta, stream.get());
   clock.to("load");
   const std::map<std::string, Loaded> loaded = load_named(job);
   Round round{job, bench, progress, loaded, result, clock, {}, write_partial};
