@@ -10,6 +10,8 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <Eigen/Core>
 #include <boost/random/normal_distribution.hpp>
@@ -253,6 +255,55 @@ HostMatrix::HostMatrix(Precision type, int64_t rows, int64_t cols, int64_t ld)
                                           " with leading dimension " + std::to_string(ld) + " is not valid");
   }
   storage_.assign(static_cast<size_t>(rows * ld * size_of(type)), std::byte{0});
+}
+
+void HostMatrix::get_row(int64_t row, double* out) const {
+  const std::byte* at = storage_.data() + static_cast<size_t>(row * ld_ * size_of(type_));
+  // The element decoder of get, chosen once for the row.
+  const auto decode_all = [&](auto element, size_t bytes) {
+    for (int64_t col = 0; col < cols_; ++col) out[col] = element(at + static_cast<size_t>(col) * bytes);
+  };
+  const auto half_of = [](auto tag) {
+    return [](const std::byte* p) {
+      uint16_t bits;
+      std::memcpy(&bits, p, sizeof bits);
+      return static_cast<double>(static_cast<float>(Eigen::numext::bit_cast<decltype(tag)>(bits)));
+    };
+  };
+  switch (type_) {
+    case Precision::fp32:
+    case Precision::tf32:
+      return decode_all(
+          [](const std::byte* p) {
+            float value;
+            std::memcpy(&value, p, sizeof value);
+            return static_cast<double>(value);
+          },
+          sizeof(float));
+    case Precision::fp8e4m3:
+    case Precision::fp8e5m2:
+      return decode_all([format = format_of(type_)](
+                            const std::byte* p) { return fp8_value(format, static_cast<uint8_t>(*p)); },
+                        1);
+    case Precision::fp16:
+      return decode_all(half_of(Eigen::half{}), sizeof(uint16_t));
+    case Precision::bf16:
+      return decode_all(half_of(Eigen::bfloat16{}), sizeof(uint16_t));
+  }
+  for (int64_t col = 0; col < cols_; ++col) out[col] = get(row, col);
+}
+
+void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
+  const int64_t rows = matrix.rows();
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(seed * 1000003 + t);
+      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+      for (int64_t i = t; i < rows; i += threads)
+        for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
+    });
+  for (auto& thread : pool) thread.join();
 }
 
 double HostMatrix::get(int64_t row, int64_t col) const {

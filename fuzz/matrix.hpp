@@ -48,6 +48,8 @@ class HostMatrix {
 
   /// Element (row, col) as a double; `col` may reach into the padding (up to ld − 1). Unchecked.
   double get(int64_t row, int64_t col) const;
+  /// The row's `cols()` elements as doubles into `out`, each as get gives it (one type dispatch per row).
+  void get_row(int64_t row, double* out) const;
   /// Stores `value` rounded to the element type (round_to: ties to even; NaN kept, ±Inf kept except in
   /// fp8e4m3, where it is NaN). NaN is stored as 0x7F (fp8e4m3) or 0x7E (fp8e5m2) with its sign. Unchecked.
   void set(int64_t row, int64_t col, double value);
@@ -64,6 +66,10 @@ class HostMatrix {
   int64_t rows_ = 0, cols_ = 0, ld_ = 0;
   std::vector<std::byte> storage_;
 };
+
+/// Every element of `matrix` uniform in [-1, 1), rounded to its type, by `threads` threads (thread t fills
+/// rows t, t + threads, ...): the same values for the same seed and thread count.
+void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads);
 
 /// The three operands of a case, materialised: A (m×k), B (k×n), C (m×n, the input C; NaN everywhere when
 /// beta == 0, so that a kernel reading it shows up).

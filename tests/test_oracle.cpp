@@ -257,6 +257,32 @@ TEST(RoundTo, NonFiniteValuesPassThrough) {
   }
 }
 
+TEST(HostMatrix, GetRowGivesWhatGetGivesInEveryType) {
+  // Every bit pattern of the 8- and 16-bit types (NaN and infinities included) and a spread of fp32 values,
+  // in a matrix whose rows are padded (ld > cols): get_row decodes each row as get decodes each element.
+  for (Precision type : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
+                         Precision::fp8e4m3, Precision::fp8e5m2}) {
+    SCOPED_TRACE(to_string(type));
+    const int64_t cols = 257, rows = 300, ld = 260;
+    HostMatrix matrix(type, rows, cols, ld);
+    const size_t element = matrix.size_bytes() / static_cast<size_t>(rows * ld);
+    std::mt19937_64 engine(7);
+    for (size_t i = 0; i < matrix.size_bytes() / element; ++i) {
+      const uint64_t bits = element == 4 ? engine() : i;  // 16-bit types: every pattern, in order
+      std::memcpy(matrix.bytes() + i * element, &bits, element);
+    }
+    std::vector<double> row_values(static_cast<size_t>(cols));
+    for (int64_t row = 0; row < rows; ++row) {
+      matrix.get_row(row, row_values.data());
+      for (int64_t col = 0; col < cols; ++col) {
+        const double one = matrix.get(row, col), many = row_values[static_cast<size_t>(col)];
+        ASSERT_TRUE(std::isnan(one) ? std::isnan(many) : std::memcmp(&one, &many, sizeof one) == 0)
+            << "(" << row << ", " << col << "): " << one << " vs " << many;
+      }
+    }
+  }
+}
+
 TEST(RoundTo, OverflowsToInfinityBeyondTheLargestFinite) {
   EXPECT_EQ(round_to(Precision::fp16, 65504.0), 65504.0);
   EXPECT_EQ(round_to(Precision::fp16, 65519.99), 65504.0);

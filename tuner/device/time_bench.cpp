@@ -12,20 +12,9 @@ namespace tunefuzz::device {
 
 namespace {
 
-// Uniform values in [-1, 1) rounded to the matrix type, filled by all cores (the big problems hold 10^8+
-// elements). Deterministic for a seed and thread count.
+// Uniform values in [-1, 1), filled by up to 16 cores (the big problems hold 10^8+ elements).
 void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
-  const int64_t rows = matrix.rows();
-  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      std::mt19937_64 rng(seed * 1000003 + t);
-      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-      for (int64_t i = t; i < rows; i += threads)
-        for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
-    });
-  for (auto& thread : pool) thread.join();
+  fuzz::fill_uniform(matrix, seed, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
 }
 
 // A logical operand on the device in the problem's storage order.
