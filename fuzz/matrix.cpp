@@ -294,14 +294,18 @@ void HostMatrix::get_row(int64_t row, double* out) const {
 }
 
 void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
+  constexpr unsigned kStreams = 16;  // row i takes its values from stream i % 16, whoever fills it
+  threads = std::clamp(threads, 1u, kStreams);
   const int64_t rows = matrix.rows();
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      std::mt19937_64 rng(seed * 1000003 + t);
-      std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-      for (int64_t i = t; i < rows; i += threads)
-        for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
+      for (unsigned stream = t; stream < kStreams; stream += threads) {
+        std::mt19937_64 rng(seed * 1000003 + stream);
+        std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+        for (int64_t i = stream; i < rows; i += kStreams)
+          for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
+      }
     });
   for (auto& thread : pool) thread.join();
 }

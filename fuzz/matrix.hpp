@@ -67,8 +67,9 @@ class HostMatrix {
   std::vector<std::byte> storage_;
 };
 
-/// Every element of `matrix` uniform in [-1, 1), rounded to its type, by `threads` threads (thread t fills
-/// rows t, t + threads, ...): the same values for the same seed and thread count.
+/// Every element of `matrix` uniform in [-1, 1), rounded to its type: row i from random stream i mod 16 of
+/// `seed`, so the values depend on the seed alone; `threads` (1 to 16) share the streams. (Before, thread t
+/// filled rows t, t + threads, ...: a host with fewer than 16 cores timed other values than one with more.)
 void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads);
 
 /// The three operands of a case, materialised: A (m×k), B (k×n), C (m×n, the input C; NaN everywhere when

@@ -283,6 +283,31 @@ TEST(HostMatrix, GetRowGivesWhatGetGivesInEveryType) {
   }
 }
 
+TEST(HostMatrix, UniformFillDependsOnTheSeedAloneNotOnTheThreads) {
+  // The time job's inputs: a card's power, and so a long kernel's time, depends on the values multiplied,
+  // so hosts with different core counts must time the same ones.
+  HostMatrix one(Precision::bf16, 37, 19, 21), three(Precision::bf16, 37, 19, 21),
+      sixteen(Precision::bf16, 37, 19, 21);
+  fill_uniform(one, 5, 1);
+  fill_uniform(three, 5, 3);
+  fill_uniform(sixteen, 5, 16);
+  ASSERT_EQ(std::memcmp(one.bytes(), three.bytes(), one.size_bytes()), 0);
+  ASSERT_EQ(std::memcmp(one.bytes(), sixteen.bytes(), one.size_bytes()), 0);
+  HostMatrix other(Precision::bf16, 37, 19, 21);
+  fill_uniform(other, 6, 16);
+  EXPECT_NE(std::memcmp(one.bytes(), other.bytes(), one.size_bytes()), 0) << "another seed, other values";
+  double low = 1, high = -1;
+  for (int64_t i = 0; i < 37; ++i)
+    for (int64_t j = 0; j < 19; ++j) {
+      low = std::min(low, one.get(i, j));
+      high = std::max(high, one.get(i, j));
+    }
+  EXPECT_GE(low, -1.0);
+  EXPECT_LE(high, 1.0);
+  EXPECT_LT(low, -0.5) << "spread over [-1, 1)";
+  EXPECT_GT(high, 0.5);
+}
+
 TEST(RoundTo, OverflowsToInfinityBeyondTheLargestFinite) {
   EXPECT_EQ(round_to(Precision::fp16, 65504.0), 65504.0);
   EXPECT_EQ(round_to(Precision::fp16, 65519.99), 65504.0);

@@ -12,7 +12,8 @@ namespace tunefuzz::device {
 
 namespace {
 
-// Uniform values in [-1, 1), filled by up to 16 cores (the big problems hold 10^8+ elements).
+// Uniform values in [-1, 1), the same on every host, filled by up to 16 cores (the big problems hold 10^8+
+// elements).
 void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
   fuzz::fill_uniform(matrix, seed, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
 }
