@@ -9,7 +9,8 @@
 //   tuned_time    each table row of this card timed through the runtime (warm-up, L2 flushed, median of 30)
 //                 on the time job's kind of inputs (uniform in [-1, 1)) against the table's tuned median
 //                 (from its TFLOP/s): within 3% is the goal; and again on a low-entropy byte pattern
-//                 (pattern_ms), which draws less power: long compute-bound kernels then hold a higher clock;
+//                 (pattern_ms), on which long compute-bound kernels run faster (the bits multiplied set the
+//                 power the card draws at its limit);
 //   overhead      host time to enqueue one warm gemm() call (bursts of 32), beside cublasGemmEx's, on an
 //                 aligned problem and on a random one, and the floor: an empty kernel launched through the
 //                 driver (cuLaunchKernel) the same way, which no launch path can go below;
@@ -334,8 +335,8 @@ int main(int argc, char** argv) {
         std::sort(ms.begin(), ms.end());
         return static_cast<double>(ms[ms.size() / 2]);
       };
-      // The time job's inputs: values uniform in [-1, 1) rounded to each operand's type. The tensor cores'
-      // power, and so the clock a long kernel holds under the card's power limit, depends on the data.
+      // The time job's inputs: values uniform in [-1, 1) rounded to each operand's type. A long kernel's time
+      // depends on the data (the power the bits multiplied draw, at the card's power limit).
       std::mt19937_64 rng(static_cast<uint64_t>(p.m * 131 + p.n * 7 + p.k));
       std::uniform_real_distribution<double> uniform(-1.0, 1.0);
       for (size_t i = 0; i < operands.size(); ++i) {
