@@ -1,6 +1,7 @@
 #!/bin/bash
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
-# Steps (arguments, in order): cold | rerun | added | tpl:NAME | mutant:TEMPLATE:NAME
+# Steps (arguments, in order): cold | rerun | added | tpl:NAME | cfg:NAME | gpucheck:NAME |
+#   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) | mutant:TEMPLATE:NAME
 # Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
@@ -42,6 +43,16 @@ for step in "$@"; do
               echo "# date: $(date -u +%FT%TZ)"
               echo "# command: LD_LIBRARY_PATH=PREFIX/lib gpu_check $n.yaml (the table this call's campaign wrote)"
               LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /tmp/ds/gpu_check $W/$n.yaml; echo "# exit: $?"; } > $G 2>&1 ;;
+    profile:*) IFS=: read -r _ table names <<< "$step"; P=/tmp/prefix-profile n=$(basename $table .yaml)
+            { [ -d /tmp/ds-profile ] || { rm -rf $P && cp -r $C/prefix $P &&
+                $C/bin/tune export $table --format cmake -o /tmp/tables-profile &&
+                cmake -S /tmp/tables-profile -B /tmp/tables-profile-build -DCMAKE_INSTALL_PREFIX=$P &&
+                cmake --build /tmp/tables-profile-build -j 16 && cmake --install /tmp/tables-profile-build &&
+                cmake -S tests/downstream -B /tmp/ds-profile -DCMAKE_PREFIX_PATH=$P -DCMAKE_BUILD_TYPE=Release &&
+                cmake --build /tmp/ds-profile -j 16 --target profile_rows; }; } > $L/profile-build-$n.txt 2>&1
+            LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /usr/local/cuda/bin/ncu --profile-from-start off \
+              --set full -f -o /tmp/profile-$n /tmp/ds-profile/profile_rows $table ${names//,/ } > $L/profile-$n.txt 2>&1
+            /usr/local/cuda/bin/ncu --import /tmp/profile-$n.ncu-rep --page details --csv > $L/profile-$n-details.csv 2>&1 ;;
     mutant:*) IFS=: read -r _ t m <<< "$step"
             timeout $left $C/bin/fuzz mutants configs/h200.yaml --template $t --mutant $m --cases 100 --timeout $(( left - 10 )) \
               --sanitize none -o $L/mutants-$t-$m.yaml --work-dir /tmp/m-$t > $L/mutants-$t-$m.txt 2>&1 ;;

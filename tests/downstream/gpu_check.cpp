@@ -27,6 +27,8 @@
 #include <tunefuzz/runtime.hpp>
 #include <tunefuzz/tables.hpp>
 
+#include "rows.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,43 +41,13 @@
 #include <vector>
 
 namespace rt = tunefuzz::runtime;
+using downstream::bytes_of;
+using downstream::cuda;
+using downstream::cuda_type;
+using downstream::store;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-size_t bytes_of(rt::Type t) {
-  switch (t) {
-    case rt::Type::fp16: case rt::Type::bf16: return 2;
-    case rt::Type::fp8e4m3: case rt::Type::fp8e5m2: return 1;
-    default: return 4;
-  }
-}
-
-/// `value` stored as `t` (round to nearest even; fp8 saturates), appended to `out`.
-void store(double value, rt::Type t, std::vector<unsigned char>& out) {
-  unsigned char bytes[4];
-  const float f = static_cast<float>(value);
-  switch (t) {
-    case rt::Type::fp16: { const __half h = __float2half_rn(f); std::memcpy(bytes, &h, 2); break; }
-    case rt::Type::bf16: { const __nv_bfloat16 h = __float2bfloat16_rn(f); std::memcpy(bytes, &h, 2); break; }
-    case rt::Type::fp8e4m3: bytes[0] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3); break;
-    case rt::Type::fp8e5m2: bytes[0] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2); break;
-    default: std::memcpy(bytes, &f, 4);
-  }
-  out.insert(out.end(), bytes, bytes + bytes_of(t));
-}
-
-cudaDataType_t cuda_type(rt::Type t) {
-  switch (t) {
-    case rt::Type::fp16: return CUDA_R_16F;
-    case rt::Type::bf16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
-  }
-}
 
 struct Pair { rt::Type in, out; };
 const Pair kPairs[] = {{rt::Type::bf16, rt::Type::bf16},     {rt::Type::bf16, rt::Type::fp32},
@@ -221,16 +193,10 @@ int main(int argc, char** argv) {
     for (const rt::TunedRow& row : rows.rows) {
       if (row.card != props.name || std::find(seen.begin(), seen.end(), row.candidate) != seen.end()) continue;
       seen.push_back(row.candidate);
-      rt::Problem p;
+      rt::Problem p = downstream::problem_of(row);
       p.m = p.n = p.k = 256;
-      p.a = p.b = row.precision == "fp16" ? rt::Type::fp16 : row.precision == "fp32" ? rt::Type::fp32
-                : row.precision == "tf32" ? rt::Type::tf32 : row.precision == "fp8e4m3" ? rt::Type::fp8e4m3
-                : rt::Type::bf16;
-      p.c = row.output == "fp16" ? rt::Type::fp16 : row.output == "fp32" ? rt::Type::fp32
-            : row.output == "fp8e4m3" ? rt::Type::fp8e4m3 : rt::Type::bf16;
-      p.a_order = row.layout[0] == 'C' ? rt::Order::col : rt::Order::row;
-      p.b_order = row.layout[1] == 'C' ? rt::Order::col : rt::Order::row;
       p.lda = p.ldb = p.ldc = 256;
+      p.alpha = 1, p.beta = 0;
       rt::Operands o;
       cuda(cudaMalloc(const_cast<void**>(&o.a), 256 * 256 * 4), "cudaMalloc");
       cuda(cudaMalloc(const_cast<void**>(&o.b), 256 * 256 * 4), "cudaMalloc");
@@ -297,21 +263,8 @@ int main(int argc, char** argv) {
     std::printf("tuned_time:\n");
     for (const rt::TunedRow& row : rows.rows) {
       if (row.card != props.name || row.tflops <= 0) continue;
-      rt::Problem p;
-      p.m = row.m, p.n = row.n, p.k = row.k;
-      const rt::Type in = row.precision == "fp16" ? rt::Type::fp16 : row.precision == "fp32" ? rt::Type::fp32
-                          : row.precision == "tf32" ? rt::Type::tf32 : row.precision == "fp8e4m3" ? rt::Type::fp8e4m3
-                          : rt::Type::bf16;
-      p.a = p.b = in;
-      p.c = row.output == "fp16" ? rt::Type::fp16 : row.output == "fp32" ? rt::Type::fp32
-            : row.output == "fp8e4m3" ? rt::Type::fp8e4m3 : rt::Type::bf16;
-      p.a_order = row.layout[0] == 'C' ? rt::Order::col : rt::Order::row;
-      p.b_order = row.layout[1] == 'C' ? rt::Order::col : rt::Order::row;
-      p.lda = p.a_order == rt::Order::row ? p.k : p.m;
-      p.ldb = p.b_order == rt::Order::row ? p.n : p.k;
-      p.ldc = p.n;
-      p.alpha = static_cast<float>(row.alpha);  // the row's own problem: beta != 0 takes the epilogue reading C
-      p.beta = static_cast<float>(row.beta);
+      const rt::Problem p = downstream::problem_of(row);  // beta != 0 takes the epilogue reading C
+      const rt::Type in = p.a;
       rt::Operands o;
       cuda(cudaMalloc(const_cast<void**>(&o.a), p.m * p.k * bytes_of(in)), "cudaMalloc");
       cuda(cudaMalloc(const_cast<void**>(&o.b), p.k * p.n * bytes_of(in)), "cudaMalloc");
