@@ -44,6 +44,9 @@
 #ifndef SWIZZLE
 #define SWIZZLE 1  // shared-memory layout: 1 = 16-byte chunks XOR-swizzled by row, 0 = rows padded by 16 bytes
 #endif
+#ifndef LAYOUTS
+#define LAYOUTS 15  // storage orders with a kernel in the image: TF_LAYOUT_RR 1, _RC 2, _CR 4, _CC 8
+#endif
 #ifndef TF_INPUT
 #define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _TF32, _FP8E4M3, _FP8E5M2)
 #endif
@@ -607,21 +610,30 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p) {
 
 }  // namespace tf
 
-// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...).
+// One entry point per storage order of A and B in LAYOUTS (rr: both row-major, cr: A column-major, ...).
 // fp8 has the rc form only.
+static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
+#if TF_ELEM_BYTES == 1 || (LAYOUTS & TF_LAYOUT_RC)
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_rc(const TfGemmParams p) {
   tf::gemm<false, true>(p);
 }
+#endif
 #if TF_ELEM_BYTES != 1
+#if LAYOUTS & TF_LAYOUT_RR
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_rr(const TfGemmParams p) {
   tf::gemm<false, false>(p);
 }
+#endif
+#if LAYOUTS & TF_LAYOUT_CR
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cr(const TfGemmParams p) {
   tf::gemm<true, false>(p);
 }
+#endif
+#if LAYOUTS & TF_LAYOUT_CC
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGemmParams p) {
   tf::gemm<true, true>(p);
 }
+#endif
 #endif
 
 // Split-K second pass (templates/split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.

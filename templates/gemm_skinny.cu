@@ -41,6 +41,9 @@
 #ifndef VEC
 #define VEC 8  // elements per cp.async along the stored rows of A and B: 2, 4 or 8 (4, 8 or 16 bytes)
 #endif
+#ifndef LAYOUTS
+#define LAYOUTS 15  // storage orders with a kernel in the image: TF_LAYOUT_RR 1, _RC 2, _CR 4, _CC 8
+#endif
 #ifndef TF_INPUT
 #define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16 or TF_TYPE_BF16)
 #endif
@@ -454,19 +457,29 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, tf_u32* counters) {
 
 }  // namespace tf
 
-// One entry point per storage order of A and B (rr: both row-major, rc: B column-major as in x·Wᵀ, ...).
+// One entry point per storage order of A and B in LAYOUTS (rr: both row-major, rc: B column-major as in
+// x·Wᵀ, ...).
+static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
 // counters: one per output tile, zero before the launch and zero after it (used only with p.splits > 1).
+#if LAYOUTS & TF_LAYOUT_RR
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_rr(const TfGemmParams p, tf_u32* counters) {
   tf::gemm<false, false>(p, counters);
 }
+#endif
+#if LAYOUTS & TF_LAYOUT_RC
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_rc(const TfGemmParams p, tf_u32* counters) {
   tf::gemm<false, true>(p, counters);
 }
+#endif
+#if LAYOUTS & TF_LAYOUT_CR
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cr(const TfGemmParams p, tf_u32* counters) {
   tf::gemm<true, false>(p, counters);
 }
+#endif
+#if LAYOUTS & TF_LAYOUT_CC
 extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGemmParams p, tf_u32* counters) {
   tf::gemm<true, true>(p, counters);
 }
+#endif
 
 #include "scale_c.h"  // tf_scale_c: the launch for K = 0

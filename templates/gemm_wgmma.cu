@@ -70,6 +70,9 @@
 #ifndef A_REGS
 #define A_REGS 0  // 1 = the consumers read A into registers (ldmatrix) for wgmma; row-major A only
 #endif
+#ifndef LAYOUTS
+#define LAYOUTS 15  // storage orders with a kernel in the image: TF_LAYOUT_RR 1, _RC 2, _CR 4, _CC 8
+#endif
 #ifndef TF_INPUT
 #define TF_INPUT TF_TYPE_BF16  // element type of A and B (TF_TYPE_FP16, _BF16, _TF32, _FP8E4M3, _FP8E5M2)
 #endif
@@ -812,8 +815,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 
 }  // namespace tf
 
-// One entry point per storage order of A and B (rr: both row-major, cr: A column-major, ...); fp8 and tf32
-// have rc only, A_REGS rr and rc only.
+// One entry point per storage order of A and B in LAYOUTS (rr: both row-major, cr: A column-major, ...); fp8
+// and tf32 have rc only, A_REGS rr and rc only.
 // Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: C's base
 // and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
@@ -823,12 +826,24 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
            const int tma_store_c) {                                                                         \
     tf::gemm<a_col, b_col>(p, &map_a, &map_b, &map_c, tma_store_c);                                         \
   }
+// 16-bit inputs: a kernel per storage order in LAYOUTS; fp8 and tf32: the RC kernel serves every order.
+static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
+static_assert(TF_ELEM_BYTES != 2 || !A_REGS || (LAYOUTS & (TF_LAYOUT_RR | TF_LAYOUT_RC)),
+              "A_REGS=1 computes RR and RC only: LAYOUTS names neither");
+#if TF_ELEM_BYTES != 2 || (LAYOUTS & TF_LAYOUT_RC)
 TF_ENTRY(tf_gemm_rc, false, true)
+#endif
 #if TF_ELEM_BYTES == 2
+#if LAYOUTS & TF_LAYOUT_RR
 TF_ENTRY(tf_gemm_rr, false, false)
+#endif
 #if !A_REGS  // A from registers is loaded from K-major (row-major) A only
+#if LAYOUTS & TF_LAYOUT_CR
 TF_ENTRY(tf_gemm_cr, true, false)
+#endif
+#if LAYOUTS & TF_LAYOUT_CC
 TF_ENTRY(tf_gemm_cc, true, true)
+#endif
 #endif
 #endif
 

@@ -47,4 +47,11 @@ typedef uint16_t tf_u16;
 #define TF_TYPE_FP8E4M3 4
 #define TF_TYPE_FP8E5M2 5
 
+// The bits of a template's LAYOUTS: the storage orders of A and B whose kernels the image exports (tf_gemm_rr,
+// _rc, _cr, _cc), as on the host (runtime/templates/gemm_rules.hpp).
+#define TF_LAYOUT_RR 1
+#define TF_LAYOUT_RC 2
+#define TF_LAYOUT_CR 4
+#define TF_LAYOUT_CC 8
+
 #endif  // TUNEFUZZ_RTC_H

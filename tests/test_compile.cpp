@@ -324,9 +324,10 @@ TEST(StaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
        {Precision::fp8e4m3, Precision::bf16},
        "BK must be a multiple of the mma's K (32 for fp8)",
        "mma_shape"},
+      {{{"LAYOUTS", 16}}, {}, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC", "layouts"},
   };
   const std::vector<std::string> all_messages = static_assert_messages(gemm_source().text);
-  ASSERT_EQ(all_messages.size(), 13u);
+  ASSERT_EQ(all_messages.size(), 14u);
   std::set<std::string> fired;
   for (const Impossible& c : cases) {
     Point point = at({});

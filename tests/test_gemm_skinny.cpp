@@ -281,9 +281,9 @@ TEST(GemmSkinnySpace, EveryConstraintCanFireAlone) {
       {"positive", "SPLIT_K=0", false},  // read by no other rule
       // 64 % 48 = 16; 48 % 16 = 0; one warp (64/48 = 1), 24 accumulators
       {"warp_tiling", "WN=48", false},
-      {"mma_shape", "WN=8", false},         // 64 % 8 = 0: eight warps of 4 accumulators
-      {"mma_shape", "BK=8", false},         // a power of two, not a multiple of 16
-      {"mma_shape", "BM=16,WM=4", false},   // 16 % 4 = 0, but 4 is neither 8 nor a multiple of 16
+      {"mma_shape", "WN=8", false},            // 64 % 8 = 0: eight warps of 4 accumulators
+      {"mma_shape", "BK=8", false},            // a power of two, not a multiple of 16
+      {"mma_shape", "BM=16,WM=4", false},      // 16 % 4 = 0, but 4 is neither 8 nor a multiple of 16
       {"power_of_two", "BN=96,WN=32", false},  // 96 % 32 = 0: three warps
       // 4 * (16 + 256) * 64 * 2 = 139264 bytes; (16/16) * (256/64) * 32 = 128 threads; 32 accumulators
       {"tile_rows", "BM=256,WM=64,BN=16,BK=64", false},
@@ -299,6 +299,7 @@ TEST(GemmSkinnySpace, EveryConstraintCanFireAlone) {
       {"stages", "STAGES=1", false},
       {"vector_width", "VEC=1", false},
       {"vector_width", "VEC=16", false},
+      {"layouts", "LAYOUTS=16", false},
   };
   const Space on_h100(skinny(), search({}), h100());
   const Space on_roomy(skinny(), search({}), roomy());
@@ -333,11 +334,13 @@ TEST(GemmSkinnySpace, PointsOnEitherSideOfEachRuleFallOnTheirSide) {
       {"shared_memory", "STAGES=11", "STAGES=12", false},
       {"accumulators", "BN=256,WN=256,BK=32", "BN=512,WN=512,BK=32", true},  // 128 against 256
       // 512 threads: 128 registers >= 96; 1024 threads: 64 < 96
-      {"register_budget", "BN=256,WN=64,BM=128,WM=32,BK=16,STAGES=2", "BN=512,WN=64,BM=128,WM=32,BK=16,STAGES=2",
-       false},
+      {"register_budget", "BN=256,WN=64,BM=128,WM=32,BK=16,STAGES=2",
+       "BN=512,WN=64,BM=128,WM=32,BK=16,STAGES=2", false},
       {"stages", "STAGES=2", "STAGES=1", false},
       {"vector_width", "VEC=2", "VEC=1", false},
       {"vector_width", "VEC=8", "VEC=16", false},
+      {"layouts", "LAYOUTS=15", "LAYOUTS=16", false},
+      {"layouts", "LAYOUTS=1", "LAYOUTS=16", false},
   };
   const Space on_h100(skinny(), search({}), h100());
   const Space on_roomy(skinny(), search({}), roomy());
@@ -542,14 +545,16 @@ TEST(GemmSkinnyStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
       {"BN=96,WN=32", kBf16,
        "BM, BN and BK must be powers of two (16-byte chunks are XOR-swizzled within a stored row)",
        "power_of_two"},
-      {"BM=256,WM=64,BN=16,BK=64", kBf16, "BM must be at most 128 (the template serves M <= 128)", "tile_rows"},
-      {"BN=1024,BK=16,STAGES=2", kBf16, "more than 1024 threads per CTA: (BN/WN)*(BM/WM)*32 > 1024", "threads",
-       true},
+      {"BM=256,WM=64,BN=16,BK=64", kBf16, "BM must be at most 128 (the template serves M <= 128)",
+       "tile_rows"},
+      {"BN=1024,BK=16,STAGES=2", kBf16, "more than 1024 threads per CTA: (BN/WN)*(BM/WM)*32 > 1024",
+       "threads", true},
       {"STAGES=1", kBf16, "STAGES must be at least 2 (one stage loading while one is consumed)", "stages"},
       {"VEC=1", kBf16, "VEC must be 2, 4 or 8 elements (cp.async copies 4, 8 or 16 bytes)", "vector_width"},
+      {"LAYOUTS=16", kBf16, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC", "layouts"},
   };
   const std::vector<std::string> all_messages = static_assert_messages(skinny_source().text);
-  ASSERT_EQ(all_messages.size(), 11u);
+  ASSERT_EQ(all_messages.size(), 12u);
   const Space space(skinny(), search({}), h100());
   std::set<std::string> fired;
   for (const Impossible& c : cases) {

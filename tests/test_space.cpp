@@ -241,6 +241,8 @@ TEST(SpaceConstraints, EveryConstraintCanFireAlone) {
       // BK=32, BN=128 are powers of two, so swizzle_power_of_two still holds for SWIZZLE=2
       {"switch", "SWIZZLE=2"},
       {"switch", "PERSISTENT=2"},
+      // a fifth bit: no storage order has it
+      {"layouts", "LAYOUTS=16"},
       // 96 % 64 = 32 (SWIZZLE=0: BM = 96 is no power of two); threads (96/64)*(128/64)*32 = 64
       {"warp_tiling", "BM=96,SWIZZLE=0"},
       // 96 % 64 = 32 along N (SWIZZLE=0 allows BN = 96); (128/64)*(96/64)*32 = 64 threads

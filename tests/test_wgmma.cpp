@@ -212,6 +212,11 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
        "cluster"},
       {{{"A_REGS", 2}}, kBf16, "A_REGS is a switch: 0 or 1", "switch"},
       {{{"A_REGS", 1}}, kTf32, "A_REGS=1 is for 16-bit and fp8 inputs, not tf32", "a_regs_tf32"},
+      {{{"LAYOUTS", 16}}, kBf16, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC", "layouts"},
+      {{{"A_REGS", 1}, {"LAYOUTS", 12}},
+       kBf16,
+       "A_REGS=1 computes RR and RC only: LAYOUTS names neither",
+       "a_regs_layouts"},
       {{}, {Precision::fp32, Precision::fp32}, "TF_INPUT must be fp16, bf16, tf32, fp8e4m3 or fp8e5m2", ""},
   };
   const std::vector<std::string> all_messages = static_assert_messages(source().text);

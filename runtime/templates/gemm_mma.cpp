@@ -118,6 +118,7 @@ std::vector<Constraint> constraints(int64_t eb) {
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   if (auto why = operands_refusal(f.name, s, f.layouts, "fp8 mma takes row-major A and column-major B: RC"))
     return why;
+  if (auto why = exported_layout_refusal(p, s)) return why;
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
   const int64_t units = ((s.m + p["BM"] - 1) / p["BM"]) * ((s.n + p["BN"] - 1) / p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX && !p["PERSISTENT"])
@@ -160,8 +161,10 @@ KernelTemplate make_template(const Family& f) {
        false},
       {"PERSISTENT", 0, "1 = launch only as many CTAs as fit on the GPU at once; each walks many units",
        false, 0},
+      layouts_parameter(),
   };
   t.constraints = constraints(eb);
+  t.constraints.push_back(layouts_constraint());
   t.layouts = f.layouts;
   t.supported_types = f.types;
   t.shared_memory_bytes = [eb](const Point& p) { return shared_memory(p, eb); };

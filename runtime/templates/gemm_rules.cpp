@@ -28,6 +28,39 @@ const std::vector<Layout>& all_layouts() {
   return layouts;
 }
 
+int64_t layout_bit(const Layout& layout) {
+  return int64_t{1} << ((layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0));
+}
+
+std::string layout_names(int64_t mask) {
+  std::string out;
+  for (const Layout& layout : all_layouts())
+    if (mask & layout_bit(layout)) out += (out.empty() ? "" : ", ") + to_string(layout);
+  return out;
+}
+
+ParameterDecl layouts_parameter() {
+  return {
+      kLayoutsParameter, kAllLayouts,
+      "storage orders the image has a kernel for, one bit each: RR 1, RC 2, CR 4, CC 8 (a campaign compiles "
+      "the orders its problems use)"};
+}
+
+Constraint layouts_constraint() {
+  return {"layouts", "LAYOUTS is a mask of the storage orders RR 1, RC 2, CR 4 and CC 8: 1 to 15",
+          [](const Point& p, const GpuLimits&) {
+            return p[kLayoutsParameter] >= 1 && p[kLayoutsParameter] <= kAllLayouts;
+          }};
+}
+
+std::optional<std::string> exported_layout_refusal(const Point& point, const GemmShape& shape) {
+  const int64_t mask = point[kLayoutsParameter];
+  if (mask & layout_bit(shape.layout)) return std::nullopt;
+  return "LAYOUTS=" + std::to_string(mask) + " compiles layouts " + layout_names(mask) + " only, not " +
+         to_string(shape.layout) + "; the same point with " + to_string(shape.layout) +
+         " in LAYOUTS serves it";
+}
+
 namespace {
 
 /// Bytes of the narrowest C the template writes (1 where it writes fp8).

@@ -25,6 +25,23 @@ const std::vector<TypePair>& fp8_type_pairs();
 /// RR, RC, CR and CC.
 const std::vector<Layout>& all_layouts();
 
+/// LAYOUTS, the storage orders whose entry points a tensor-core template's image exports: one bit per order
+/// (RR 1, RC 2, CR 4, CC 8; layout_bit), all four by default. A campaign compiles each candidate for the
+/// orders its problems use (tuner/campaign/space_stage.cpp): each order is a whole kernel for the compiler,
+/// so an image of one order compiles in about a third of the time of one with four. fp8 and tf32 on wgmma run
+/// every order through their RC kernel (PACK=1 transposes first), so their image is the same whatever the
+/// mask.
+inline constexpr const char* kLayoutsParameter = "LAYOUTS";
+inline constexpr int64_t kAllLayouts = 15;
+int64_t layout_bit(const Layout& layout);
+/// The ordered names of a mask's storage orders, e.g. "RR, RC".
+std::string layout_names(int64_t mask);
+ParameterDecl layouts_parameter();
+/// `layouts`: LAYOUTS is a mask of the four orders (1 to 15).
+Constraint layouts_constraint();
+/// A problem whose storage order the point's LAYOUTS leaves out (its image has no kernel for it).
+std::optional<std::string> exported_layout_refusal(const Point& point, const GemmShape& shape);
+
 /// Negative M, N or K; zero sizes are valid (a quick return).
 std::optional<std::string> size_refusal(const GemmShape& shape);
 

@@ -92,6 +92,7 @@ std::vector<Constraint> constraints() {
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
   if (auto why = operands_refusal("gemm_skinny", s, all_layouts(), "")) return why;
+  if (auto why = exported_layout_refusal(p, s)) return why;
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made
   if (s.m > kMaxRows)
     return "gemm_skinny serves M <= 128 (decode and skinny shapes), not M=" + std::to_string(s.m) +
@@ -129,13 +130,16 @@ KernelTemplate make_template() {
       {"WN", 16, "warp tile columns (N): a multiple of 16"},
       {"STAGES", 4, "shared-memory pipeline depth: STAGES-1 tiles of B in flight while one is consumed"},
       {"VEC", 8,
-       "elements per cp.async along the stored rows of A and B: 2, 4 or 8; must divide their lengths and lds"},
+       "elements per cp.async along the stored rows of A and B: 2, 4 or 8; must divide their lengths and "
+       "lds"},
       {"SPLIT_K", 1,
        "K splits: each output tile's K range is shared by this many CTAs; the last to finish adds the "
        "partials in split order",
        false},
+      layouts_parameter(),
   };
   t.constraints = constraints();
+  t.constraints.push_back(layouts_constraint());
   t.layouts = all_layouts();
   t.supported_types = sixteen_bit_type_pairs();
   t.shared_memory_bytes = shared_memory;

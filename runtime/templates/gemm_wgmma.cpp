@@ -108,6 +108,7 @@ bool has_kernel(const Layout& layout, int64_t element_bytes) {
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   const int64_t eb = f.element_bytes;
   if (auto why = operands_refusal(f.name, s, all_layouts(), "")) return why;
+  if (auto why = exported_layout_refusal(p, s)) return why;
   if (!p["PACK"] && !has_kernel(s.layout, eb))
     return std::string(f.layout_note) + "; the PACK=1 twin of this candidate transposes the other operands first";
   // A_REGS reads row-major A: the problem's, or (PACK=1 with fp8, tf32) the transposed copy's.
@@ -170,8 +171,16 @@ KernelTemplate make_template(const Family& f) {
        false, 0},
       {"A_REGS", 0,
        "1 = consumers load A into registers (ldmatrix) and wgmma reads it there; row-major A only", true, 0},
+      layouts_parameter(),
   };
   t.constraints = constraints(eb);
+  t.constraints.push_back(layouts_constraint());
+  t.constraints.push_back({"a_regs_layouts", "A_REGS=1 computes RR and RC only: LAYOUTS names neither",
+                           [eb](const Point& p, const GpuLimits&) {
+                             return eb != 2 || !p["A_REGS"] ||
+                                    (p[kLayoutsParameter] & (layout_bit({Order::row, Order::row}) |
+                                                             layout_bit({Order::row, Order::col})));
+                           }});
   t.layouts = all_layouts();  // fp8, tf32: all but RC with PACK=1 only (refusal)
   t.supported_types = f.types;
   t.shared_memory_bytes = [eb](const Point& p) { return shared_memory(p, eb); };

@@ -78,8 +78,9 @@ int main() {
   const Choice fallback = lookup("NVIDIA A100-SXM4-80GB", "sm_80", 4096, 4096, 4096, "bf16", "bf16");
   check("square_4096 on A100", fallback, {Source::safe_default, "", "gemm_mma", 128, 128, 3});
   if (fallback.candidate !=
-      "gemm_mma/bf16-bf16/BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,VEC=8,GROUP_M=8,SWIZZLE=1,PACK=0,SPLIT_K=1,"
-      "PERSISTENT=0") {
+      "gemm_mma/bf16-bf16/"
+      "BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,VEC=8,GROUP_M=8,SWIZZLE=1,PACK=0,SPLIT_K=1,"
+      "PERSISTENT=0,LAYOUTS=15") {
     std::cout << "FAILED the default candidate id: " << fallback.candidate << "\n";
     ++failures;
   }

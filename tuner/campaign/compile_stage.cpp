@@ -34,11 +34,13 @@ namespace {
 void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const Config& config) {
   const Candidate& c = out.candidate;
   const KernelTemplate& t = *c.kernel_template;
-  const std::string main_kernel = t.entry_points.front();
-  const auto it = kernel.resources.find(main_kernel);
+  // The main kernel: the first GEMM entry point the image exports (LAYOUTS may leave some out).
+  auto it = kernel.resources.end();
+  for (const std::string& entry : t.entry_points)
+    if (entry.starts_with("tf_gemm") && (it = kernel.resources.find(entry)) != kernel.resources.end()) break;
   if (it == kernel.resources.end()) {
     out.status = CompileStatus::compile_failed;
-    out.message = "the compiler reported no resources for " + main_kernel;
+    out.message = "the compiler reported the resources of no GEMM kernel (tf_gemm*)";
     return;
   }
   out.resources = it->second;

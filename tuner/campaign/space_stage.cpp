@@ -1,27 +1,83 @@
 #include <algorithm>
 
+#include "runtime/templates/gemm_rules.hpp"
 #include "tuner/campaign/stages.hpp"
 
 namespace tunefuzz {
 
+namespace {
+
+/// The point with LAYOUTS set to `mask`.
+Point with_layouts(const Point& point, int64_t mask) {
+  std::vector<std::pair<std::string, int64_t>> values = point.values();
+  for (auto& [name, value] : values)
+    if (name == kLayoutsParameter) value = mask;
+  return Point(std::move(values));
+}
+
+/// Whether the candidate computes some problem of `layout`: its refusal accepts a 64-row problem of it whose
+/// rows are aligned or one whose rows are not (PACK=1 points refuse what needs no packing, others what does).
+bool computes(const Candidate& c, const Layout& layout) {
+  for (const int64_t size : {256, 255}) {
+    GemmShape s;
+    s.m = 64, s.n = size, s.k = size, s.layout = layout;
+    s.lda = layout.a == Order::row ? s.k : s.m;
+    s.ldb = layout.b == Order::row ? s.n : s.k;
+    s.ldc = s.n;
+    if (!c.kernel_template->refusal(c.point, s)) return true;
+  }
+  return false;
+}
+
+/// Whether a candidate narrowed to `mask` still serves some order of it: its constraints hold (A_REGS=1 needs
+/// RR or RC) and it computes one of the orders (a tf32 point without PACK computes RC alone).
+bool serves_some(const Candidate& c, int64_t mask, const GpuLimits& limits) {
+  const auto& rules = c.kernel_template->constraints;
+  if (!std::all_of(rules.begin(), rules.end(), [&](const Constraint& r) { return r.holds(c.point, limits); }))
+    return false;
+  const auto& layouts = all_layouts();
+  return std::any_of(layouts.begin(), layouts.end(),
+                     [&](const Layout& l) { return (mask & layout_bit(l)) && computes(c, l); });
+}
+
+bool searches(const TemplateSearch& search, const std::string& parameter) {
+  return std::any_of(search.space.begin(), search.space.end(),
+                     [&](const ParameterValues& v) { return v.name == parameter; });
+}
+
+}  // namespace
+
 SpaceStage space_stage(const Config& config) {
   SpaceStage stage;
-  // The element types the problems ask for, in first-seen order.
+  // The element types the problems ask for, in first-seen order, and the storage orders each is asked in.
   std::vector<TypePair> wanted;
+  std::vector<int64_t> layouts;
   for (const Problem& p : config.problems) {
     const TypePair types{p.input, p.output};
-    if (std::find(wanted.begin(), wanted.end(), types) == wanted.end()) wanted.push_back(types);
+    const auto at = std::find(wanted.begin(), wanted.end(), types);
+    if (at == wanted.end()) {
+      wanted.push_back(types);
+      layouts.push_back(layout_bit(p.layout));
+    } else {
+      layouts[static_cast<size_t>(at - wanted.begin())] |= layout_bit(p.layout);
+    }
   }
   for (const TemplateSearch& search : config.templates) {
     const KernelTemplate& t = find_template(search.name, search.where);
     t.compile_arch(config.gpu.arch, search.where);  // a template this GPU cannot run is a config error
     const Space space(t, search, config.gpu.limits);
     SpaceReport report = space.prune();
-    for (const TypePair& types : wanted) {
+    // Where the config leaves LAYOUTS to the campaign, each candidate exports the storage orders its element
+    // types' problems use, no more (each order is a whole kernel to compile); a point that computes none of
+    // them (A_REGS=1 with only column-major A asked for, tf32 without PACK with only RR) is no candidate.
+    const bool narrow = t.parameter(kLayoutsParameter) && !searches(search, kLayoutsParameter);
+    for (size_t w = 0; w < wanted.size(); ++w) {
+      const TypePair& types = wanted[w];
       if (std::find(t.supported_types.begin(), t.supported_types.end(), types) == t.supported_types.end())
         continue;
-      for (const Point& point : report.kept) {
-        Candidate candidate{&t, point, types};
+      for (const Point& kept : report.kept) {
+        Candidate candidate{&t, narrow ? with_layouts(kept, layouts[w]) : kept, types};
+        if (narrow && !serves_some(candidate, layouts[w], config.gpu.limits)) continue;
         // Two spaces of one template may overlap: each candidate is kept once.
         const bool seen = std::any_of(stage.candidates.begin(), stage.candidates.end(),
                                       [&](const Candidate& c) { return c.id() == candidate.id(); });

@@ -1,0 +1,167 @@
+// LAYOUTS, the storage orders an image has a kernel for (runtime/templates/gemm_rules.hpp). A campaign
+// compiles each candidate for the orders its element types' problems use; the refusal, the compiled image,
+// the compile stage's judgement and the fuzz domain agree on them.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "runtime/backend/kernel_cache.hpp"
+#include "runtime/backend/nvrtc_compiler.hpp"
+#include "runtime/templates/gemm_mma.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "tuner/campaign/stages.hpp"
+#include "tuner/config/config.hpp"
+#include "tuner/device/fuzzing.hpp"
+
+namespace tunefuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr Layout kRR{Order::row, Order::row}, kRC{Order::row, Order::col}, kCR{Order::col, Order::row},
+    kCC{Order::col, Order::col};
+
+/// A config for the H200 (the shipped config's gpu block) with these problems and template searches.
+Config config_with(const std::string& problems, const std::string& templates) {
+  std::ifstream file(TUNEFUZZ_SOURCE_DIR "/configs/h200.yaml");
+  const std::string shipped((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string gpu = shipped.substr(0, shipped.find("\nproblems:"));
+  return parse_config(
+      gpu + "\noutput: layouts-table.yaml\nproblems:\n" + problems + "templates:\n" + templates,
+      "layouts.yaml");
+}
+
+const std::string kProblems =
+    "  - {name: rr, m: 256, n: 256, k: 256, precision: bf16}\n"
+    "  - {name: cc, m: 256, n: 256, k: 256, precision: bf16, layout: CC}\n"
+    "  - {name: half, m: 256, n: 256, k: 256, precision: fp16}\n"
+    "  - {name: single, m: 256, n: 256, k: 256, precision: fp32}\n";
+
+TEST(Layouts, ACandidateExportsTheOrdersItsElementTypesProblemsUse) {
+  const Config config = config_with(kProblems,
+                                    "  - {name: gemm_wgmma, space: {BM: [128], BN: [128], A_REGS: [0, 1]}}\n"
+                                    "  - {name: gemm_mma, space: {BM: [128], BN: [128]}}\n"
+                                    "  - {name: gemm_skinny, space: {}}\n"
+                                    "  - {name: gemm_simt, space: {}}\n"
+                                    "  - {name: gemm_mma, space: {BM: [64], LAYOUTS: [15]}}\n");
+  const std::vector<Candidate> candidates = space_stage(config).candidates;
+  int narrowed = 0, listed = 0, simt = 0;
+  for (const Candidate& c : candidates) {
+    SCOPED_TRACE(c.id());
+    if (!c.kernel_template->parameter(kLayoutsParameter)) {
+      ++simt;  // gemm_simt has one kernel for every order: nothing to narrow
+      continue;
+    }
+    if (c.point["BM"] == 64) {  // the config lists LAYOUTS for this space: the campaign keeps it
+      EXPECT_EQ(c.point[kLayoutsParameter], kAllLayouts);
+      ++listed;
+      continue;
+    }
+    const int64_t expected =
+        c.types.input == Precision::bf16 ? layout_bit(kRR) | layout_bit(kCC) : layout_bit(kRR);
+    EXPECT_EQ(c.point[kLayoutsParameter], expected);
+    EXPECT_NE(c.id().find("LAYOUTS=" + std::to_string(expected)), std::string::npos);
+    ++narrowed;
+  }
+  // gemm_wgmma: 2 points x (bf16, fp16); gemm_mma: 1 x 2; gemm_skinny: 1 x 2.
+  EXPECT_EQ(narrowed, 8);
+  EXPECT_EQ(listed, 2);
+  EXPECT_EQ(simt, 1);
+}
+
+TEST(Layouts, APointThatComputesNoneOfTheOrdersAskedForIsNoCandidate) {
+  struct Case {
+    std::string problem, search, parameter;
+    int64_t kept_value, mask;
+  };
+  const std::vector<Case> cases = {
+      // A_REGS=1 reads row-major A: with column-major A alone asked for, only the A_REGS=0 point serves.
+      {"{name: cc, m: 256, n: 256, k: 256, precision: bf16, layout: CC}",
+       "{name: gemm_wgmma, space: {BM: [128], BN: [128], A_REGS: [0, 1]}}", "A_REGS", 0, layout_bit(kCC)},
+      // tf32 on wgmma reads K-major tiles: without PACK it computes RC alone, so with RR asked for only the
+      // PACK=1 point (which transposes B first) serves.
+      {"{name: rr, m: 256, n: 256, k: 256, precision: tf32}",
+       "{name: gemm_wgmma_tf32, space: {BM: [128], BN: [128], PACK: [0, 1]}}", "PACK", 1, layout_bit(kRR)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.search);
+    const std::vector<Candidate> candidates =
+        space_stage(config_with("  - " + c.problem + "\n", "  - " + c.search + "\n")).candidates;
+    ASSERT_EQ(candidates.size(), 1u);
+    EXPECT_EQ(candidates[0].point[c.parameter], c.kept_value);
+    EXPECT_EQ(candidates[0].point[kLayoutsParameter], c.mask);
+  }
+}
+
+TEST(Layouts, TheRefusalNamesTheOrderThePointLeavesOut) {
+  const KernelTemplate& t = gemm_mma_template();
+  std::vector<std::pair<std::string, int64_t>> values = t.default_point().values();
+  for (auto& [name, value] : values)
+    if (name == kLayoutsParameter) value = layout_bit(kRR) | layout_bit(kCC);
+  const Point point(values);
+  for (const Layout& layout : all_layouts()) {
+    SCOPED_TRACE(to_string(layout));
+    GemmShape s;
+    s.m = s.n = s.k = 256;
+    s.lda = s.ldb = s.ldc = 256;
+    s.layout = layout;
+    const auto why = t.refusal(point, s);
+    if (layout == kRR || layout == kCC) {
+      EXPECT_FALSE(why) << *why;
+    } else {
+      ASSERT_TRUE(why);
+      EXPECT_EQ(*why, "LAYOUTS=9 compiles layouts RR, CC only, not " + to_string(layout) +
+                          "; the same point with " + to_string(layout) + " in LAYOUTS serves it");
+    }
+  }
+  EXPECT_EQ(layout_names(kAllLayouts), "RR, RC, CR, CC");
+  EXPECT_EQ(layout_bit(kRR) | layout_bit(kRC) | layout_bit(kCR) | layout_bit(kCC), kAllLayouts);
+}
+
+// A kernel cache of its own, removed at the end.
+class LayoutsImage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tunefuzz-layouts-XXXXXX";
+    directory_ = ::mkdtemp(pattern);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+  fs::path directory_;
+};
+
+TEST_F(LayoutsImage, HasAKernelForEachOrderOfItsMaskAloneAndTheFuzzerDrawsThoseOrders) {
+  const Config config = config_with(
+      "  - {name: rc, m: 256, n: 256, k: 256, precision: bf16, layout: RC}\n"
+      "  - {name: cr, m: 256, n: 256, k: 256, precision: bf16, layout: CR}\n",
+      "  - {name: gemm_mma, space: {BM: [64], BN: [64], WM: [32], WN: [32]}}\n");
+  const std::vector<Candidate> candidates = space_stage(config).candidates;
+  ASSERT_EQ(candidates.size(), 1u);
+  const NvrtcCompiler compiler;
+  const KernelCache cache(directory_);
+  const std::vector<CompiledCandidate> compiled =
+      compile_stage(candidates, config, compiler, cache, {TUNEFUZZ_SOURCE_DIR "/templates", 1, 0});
+  ASSERT_EQ(compiled.size(), 1u);
+  // The main kernel is the first GEMM kernel the image has: tf_gemm_rc, whose resources judged it.
+  ASSERT_EQ(compiled[0].status, CompileStatus::compiled) << compiled[0].message;
+  EXPECT_GT(compiled[0].resources.registers, 0);
+  const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
+  const std::optional<CompiledKernel> kernel = cache.load(compiler.key(
+      {&source, candidates[0].kernel_template->defines(candidates[0].point, candidates[0].types), "sm_90"}));
+  ASSERT_TRUE(kernel);
+  for (const char* entry : {"tf_gemm_rc", "tf_gemm_cr"})
+    EXPECT_EQ(kernel->resources.count(entry), 1u) << entry;
+  for (const char* entry : {"tf_gemm_rr", "tf_gemm_cc"})
+    EXPECT_EQ(kernel->resources.count(entry), 0u) << entry;
+  // The fuzzer draws the orders the image has, and no other.
+  const fuzz::CaseSpace space = device::case_space_for(candidates[0], 132);
+  EXPECT_EQ(space.layouts, (std::vector<Layout>{kRC, kCR}));
+}
+
+}  // namespace
+}  // namespace tunefuzz
