@@ -31,7 +31,8 @@ for step in "$@"; do
             timeout $left $C/bin/tune run $W/h200-added.yaml -o $W/added.yaml --work-dir $W/work-added ${EXTRA:-} > $L/added.txt 2>&1 ;;
     tpl:*)  t=${step#tpl:}
             sed -i "1i // $d: a line added to change this template's source (campaign timing after a template change)" /tmp/tpl/$t.cu
-            timeout $left $C/bin/tune run configs/h200.yaml -o $W/tpl-$t.yaml --work-dir $W/work-tpl-$t ${EXTRA:-} > $L/tpl-$t.txt 2>&1 ;;
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/tpl-$t.yaml --work-dir $W/work-tpl-$t ${EXTRA:-} > $L/tpl-$t.txt 2>&1
+            rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;  # later steps see the shipped templates
     cfg:*)  n=${step#cfg:}; [ -f $W/$n.journal ] && r=--resume || r=
             timeout $left $C/bin/tune run configs/$n.yaml -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
     gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
