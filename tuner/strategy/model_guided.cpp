@@ -1,8 +1,9 @@
 // The model-guided strategy: the cost model (cost_model.hpp) ranks every candidate before anything runs; the
 // first round screens the best-ranked few of each template, which fits the model's factor per template and
 // measures how far off it is; later rounds screen only candidates the refined model says could still beat
-// the fastest screen (by more than its error), best first, a few at a time; the fastest screens are then
-// verified, timed in full and re-timed in turns with cuBLAS, in one round.
+// the fastest screen (by more than its error), best first, a few at a time; one more round screens the rest
+// of the groups closest to the fastest screen (members the model cannot tell apart); the fastest screens are
+// then verified, timed in full and re-timed in turns with cuBLAS, in one round.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,14 +16,16 @@ namespace tunefuzz {
 
 namespace {
 
-constexpr size_t kFirstRound = 4;       // first round: the model's best tile shapes, one candidate each ...
+constexpr size_t kFirstRound = 4;         // first round: the model's best tile shapes, one candidate each ...
 constexpr size_t kProbesPerTemplate = 1;  // ... and at least the best of each template
-constexpr size_t kBatch = 3;            // later rounds: screens per round
-constexpr double kScreenShare = 0.25;   // screens stop at this share of the candidates ...
-constexpr size_t kScreenFloor = 2;      // ... or this many, if more
-constexpr double kLeastError = 0.05;    // the model is never trusted closer than this
-constexpr double kFinalWindow = 0.03;   // screens this close to the fastest are timed in full ...
-constexpr size_t kMostFinalists = 2;    // ... at most this many
+constexpr size_t kBatch = 3;              // later rounds: screens per round
+constexpr double kScreenShare = 0.25;     // screens stop at this share of the candidates ...
+constexpr size_t kScreenFloor = 2;        // ... or this many, if more
+constexpr double kSiblingWindow = 0.15;   // then the groups of screens this close to the fastest, whole ...
+constexpr double kSiblingShare = 0.1;     // ... up to this share of the candidates more
+constexpr double kLeastError = 0.05;      // the model is never trusted closer than this
+constexpr double kFinalWindow = 0.03;     // screens this close to the fastest are timed in full ...
+constexpr size_t kMostFinalists = 2;      // ... at most this many
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -37,6 +40,10 @@ class ModelGuided : public SearchStrategy {
     if (state.rounds == 0) return first_round(state);
     if (!final_done_) {
       if (auto round = screening_round(state)) return round;
+      if (!siblings_done_) {
+        siblings_done_ = true;
+        if (auto round = siblings_round(state)) return round;
+      }
       final_done_ = true;
       return final_round(state);
     }
@@ -53,8 +60,8 @@ class ModelGuided : public SearchStrategy {
   // by a third) form a group: the model's misses are alike within a group and differ between groups.
   std::string group_of(const SearchState& state, const std::string& id) const {
     const Candidate& c = state.candidates[index_.at(id)].candidate;
-    std::string group = c.kernel_template->name + "/" + std::to_string(c.point["BM"]) + "x" +
-                        std::to_string(c.point["BN"]);
+    std::string group =
+        c.kernel_template->name + "/" + std::to_string(c.point["BM"]) + "x" + std::to_string(c.point["BN"]);
     for (const char* name : {"VEC", "PACK", "SWIZZLE", "SPLIT_K", "GROUP_M"})
       if (c.kernel_template->parameter(name)) group += "/" + std::to_string(c.point[name]);
     return group;
@@ -82,7 +89,8 @@ class ModelGuided : public SearchStrategy {
   }
 
   // Candidates by a figure, smallest first (ties: the candidates' order).
-  static std::vector<std::string> ranked_by(const std::map<std::string, double>& figure, const SearchState& state) {
+  static std::vector<std::string> ranked_by(const std::map<std::string, double>& figure,
+                                            const SearchState& state) {
     std::vector<std::string> ids;
     for (const SearchCandidate& c : state.candidates) ids.push_back(c.id);
     std::stable_sort(ids.begin(), ids.end(),
@@ -110,8 +118,9 @@ class ModelGuided : public SearchStrategy {
     };
     error = kLeastError;
     for (const auto& [id, ms] : state.screens)
-      error = std::max(error, std::abs(std::log(ms / (raw_.at(id) * factor(by_template, template_of(state, id),
-                                                                          overall)))));
+      error = std::max(
+          error,
+          std::abs(std::log(ms / (raw_.at(id) * factor(by_template, template_of(state, id), overall)))));
     std::map<std::string, double> prediction;
     for (const SearchCandidate& c : state.candidates) {
       const double of_template = factor(by_template, template_of(state, c.id), overall);
@@ -121,8 +130,8 @@ class ModelGuided : public SearchStrategy {
   }
 
   std::optional<MeasureRound> screening_round(const SearchState& state) {
-    const size_t budget = std::max(kScreenFloor, static_cast<size_t>(std::ceil(kScreenShare *
-                                                                               state.candidates.size())));
+    const size_t budget =
+        std::max(kScreenFloor, static_cast<size_t>(std::ceil(kScreenShare * state.candidates.size())));
     if (state.screens.size() >= budget || state.screens.empty()) return std::nullopt;
     double error = 0;
     const std::map<std::string, double> prediction = refined(state, error);
@@ -133,6 +142,33 @@ class ModelGuided : public SearchStrategy {
       if (prediction.at(id) * std::exp(-error) >= best) break;
       round.screen.push_back(id);
       if (round.screen.size() == kBatch || state.screens.size() + round.screen.size() >= budget) break;
+    }
+    if (round.screen.empty()) return std::nullopt;
+    return round;
+  }
+
+  // The model cannot tell a group's members apart beyond its raw estimate (A_REGS, clusters and stages are
+  // not in it), so one member's screen says nothing of how its siblings differ. Once the model sees nothing
+  // left to beat the fastest screen, the unscreened members of the groups whose best screen is within
+  // kSiblingWindow of the fastest are screened, closest group first, up to kSiblingShare of the candidates.
+  // On the H200 record of 0ae2b49 such siblings differed by up to 6% (A_REGS on square_8192 and llm_mlp_up),
+  // and the window is wide because one screen is a noisy figure (a replay answers some candidates with their
+  // full timing).
+
+  std::optional<MeasureRound> siblings_round(const SearchState& state) const {
+    const std::vector<std::string> ranked = by_screen(state);
+    if (ranked.empty()) return std::nullopt;
+    const double best = state.screens.at(ranked.front());
+    const auto budget = static_cast<size_t>(kSiblingShare * static_cast<double>(state.candidates.size()));
+    MeasureRound round;
+    std::set<std::string> groups;
+    for (const std::string& screened : ranked) {
+      if (state.screens.at(screened) > best * (1 + kSiblingWindow)) break;
+      const std::string group = group_of(state, screened);
+      if (!groups.insert(group).second) continue;
+      for (const SearchCandidate& c : state.candidates)
+        if (round.screen.size() < budget && !state.entries.count(c.id) && group_of(state, c.id) == group)
+          round.screen.push_back(c.id);
     }
     if (round.screen.empty()) return std::nullopt;
     return round;
@@ -158,6 +194,7 @@ class ModelGuided : public SearchStrategy {
   SearchSettings settings_;
   std::map<std::string, size_t> index_;
   std::map<std::string, double> raw_;
+  bool siblings_done_ = false;
   bool final_done_ = false;
 };
 
