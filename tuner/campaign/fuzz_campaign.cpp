@@ -152,7 +152,7 @@ std::vector<CompiledCandidate> fold_round(FuzzRunReport& report, std::map<std::s
       report.perturbed_job_seconds += r.perturbed_seconds;
     }
     if (r.plain_seconds > 0)
-      for (const auto& [phase, seconds] : r.phase_seconds) report.phase_seconds[phase] += seconds;
+      add_phase_seconds(report.phase_seconds, r.phase_seconds);
     for (const auto& [tag, count] : r.coverage) {
       total.coverage[tag] += count;
       if (!fuzz::is_domain_tag(tag)) report.coverage[tag] += count;

@@ -103,7 +103,7 @@ FuzzedCandidate fuzz_job(const Candidate& candidate, const std::filesystem::path
 void fold(FuzzedCandidate& out, const FuzzedCandidate& job, const std::string& tag) {
   out.cases_run += job.cases_run;
   for (const auto& [name, count] : job.coverage) out.coverage[name] += count;
-  for (const auto& [phase, seconds] : job.phase_seconds) out.phase_seconds[phase] += seconds;
+  add_phase_seconds(out.phase_seconds, job.phase_seconds);
   out.coverage[tag] += job.cases_run;
   out.passed = job.passed;
   out.failure = job.failure;

@@ -119,7 +119,7 @@ class RoundRunner {
     std::set<std::string> reported;
     if (!worker.result || !worker.result["entries"]) return reported;
     const TimeResult partial = time_result_from_yaml(worker.result);
-    for (const auto& [phase, seconds] : partial.phase_seconds) total.phase_seconds[phase] += seconds;
+    add_phase_seconds(total.phase_seconds, partial.phase_seconds);
     if (left.baseline && !partial.baseline.status.empty()) {
       total.baseline = partial.baseline;
       total.baseline_version = partial.baseline_version;
@@ -217,7 +217,7 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
     MeasureRound left = *round;
     const std::vector<TimedEntry> stored = screens.take(left);
     RoundOutcome outcome = runner.run(left);
-    for (const auto& [phase, seconds] : outcome.result.phase_seconds) timing.phase_seconds[phase] += seconds;
+    add_phase_seconds(timing.phase_seconds, outcome.result.phase_seconds);
     screens.file(left, outcome.result);
     outcome.result.entries.insert(outcome.result.entries.end(), stored.begin(), stored.end());
     if (round->baseline) {

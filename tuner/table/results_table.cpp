@@ -171,7 +171,7 @@ YAML::Node stage_summary(const SpaceStage& space, const std::vector<CompiledCand
     std::map<std::string, double> phases;
     for (const ProblemTiming& t : *timings)
       if (!t.from_store)
-        for (const auto& [phase, seconds] : t.phase_seconds) phases[phase] += seconds;
+        add_phase_seconds(phases, t.phase_seconds);
     for (const auto& [phase, seconds] : phases) time["phase_seconds"][phase] = std::round(seconds * 10) / 10;
     s["time"] = time;
   }

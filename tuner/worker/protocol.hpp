@@ -19,6 +19,12 @@
 
 namespace tunefuzz {
 
+/// Seconds by phase (a job's, a stage's): adds each phase of `from` to `into`, a phase `into` lacks from 0.
+inline void add_phase_seconds(std::map<std::string, double>& into,
+                              const std::map<std::string, double>& from) {
+  for (const auto& [phase, seconds] : from) into[phase] += seconds;
+}
+
 /// What the worker found on the machine.
 struct FuzzJob {
   std::string candidate;  ///< Candidate::id()
