@@ -19,12 +19,9 @@ Point with_layouts(const Point& point, int64_t mask) {
 /// rows are aligned or one whose rows are not (PACK=1 points refuse what needs no packing, others what does).
 bool computes(const Candidate& c, const Layout& layout) {
   for (const int64_t size : {256, 255}) {
-    GemmShape s;
-    s.m = 64, s.n = size, s.k = size, s.layout = layout;
-    s.lda = layout.a == Order::row ? s.k : s.m;
-    s.ldb = layout.b == Order::row ? s.n : s.k;
-    s.ldc = s.n;
-    if (!c.kernel_template->refusal(c.point, s)) return true;
+    Problem p;
+    p.m = 64, p.n = size, p.k = size, p.layout = layout;
+    if (!c.kernel_template->refusal(c.point, shape_of(p))) return true;
   }
   return false;
 }
