@@ -137,9 +137,9 @@ class LayoutsImage : public ::testing::Test {
 
 TEST_F(LayoutsImage, HasAKernelForEachOrderOfItsMaskAloneAndTheFuzzerDrawsThoseOrders) {
   const Config config = config_with(
-      "  - {name: rc, m: 256, n: 256, k: 256, precision: bf16, layout: RC}\n"
-      "  - {name: cr, m: 256, n: 256, k: 256, precision: bf16, layout: CR}\n",
-      "  - {name: gemm_mma, space: {BM: [64], BN: [64], WM: [32], WN: [32]}}\n");
+      "  - {name: rr, m: 256, n: 256, k: 256, precision: bf16}\n"
+      "  - {name: cc, m: 256, n: 256, k: 256, precision: bf16, layout: CC}\n",
+      "  - {name: gemm_mma, space: {}}\n");
   const std::vector<Candidate> candidates = space_stage(config).candidates;
   ASSERT_EQ(candidates.size(), 1u);
   const NvrtcCompiler compiler;
@@ -147,20 +147,23 @@ TEST_F(LayoutsImage, HasAKernelForEachOrderOfItsMaskAloneAndTheFuzzerDrawsThoseO
   const std::vector<CompiledCandidate> compiled =
       compile_stage(candidates, config, compiler, cache, {TUNEFUZZ_SOURCE_DIR "/templates", 1, 0});
   ASSERT_EQ(compiled.size(), 1u);
-  // The main kernel is the first GEMM kernel the image has: tf_gemm_rc, whose resources judged it.
-  ASSERT_EQ(compiled[0].status, CompileStatus::compiled) << compiled[0].message;
-  EXPECT_GT(compiled[0].resources.registers, 0);
+  // The template lists tf_gemm_rc first, which this image lacks: the first GEMM kernel it has, tf_gemm_rr,
+  // judges it.
+  ASSERT_EQ(compiled[0].status, CompileStatus::compiled)
+      << to_string(compiled[0].status) << ": " << compiled[0].message;
   const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
   const std::optional<CompiledKernel> kernel = cache.load(compiler.key(
       {&source, candidates[0].kernel_template->defines(candidates[0].point, candidates[0].types), "sm_90"}));
   ASSERT_TRUE(kernel);
-  for (const char* entry : {"tf_gemm_rc", "tf_gemm_cr"})
-    EXPECT_EQ(kernel->resources.count(entry), 1u) << entry;
   for (const char* entry : {"tf_gemm_rr", "tf_gemm_cc"})
+    EXPECT_EQ(kernel->resources.count(entry), 1u) << entry;
+  for (const char* entry : {"tf_gemm_rc", "tf_gemm_cr"})
     EXPECT_EQ(kernel->resources.count(entry), 0u) << entry;
+  ASSERT_EQ(kernel->resources.count("tf_gemm_rr"), 1u);
+  EXPECT_EQ(compiled[0].resources.registers, kernel->resources.at("tf_gemm_rr").registers);
   // The fuzzer draws the orders the image has, and no other.
   const fuzz::CaseSpace space = device::case_space_for(candidates[0], 132);
-  EXPECT_EQ(space.layouts, (std::vector<Layout>{kRC, kCR}));
+  EXPECT_EQ(space.layouts, (std::vector<Layout>{kRR, kCC}));
 }
 
 }  // namespace
