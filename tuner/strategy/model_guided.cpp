@@ -151,9 +151,9 @@ class ModelGuided : public SearchStrategy {
   // not in it), so one member's screen says nothing of how its siblings differ. Once the model sees nothing
   // left to beat the fastest screen, the unscreened members of the groups whose best screen is within
   // kSiblingWindow of the fastest are screened, closest group first, up to kSiblingShare of the candidates.
-  // On the H200 record of 0ae2b49 such siblings differed by up to 6% (A_REGS on square_8192 and llm_mlp_up),
-  // and the window is wide because one screen is a noisy figure (a replay answers some candidates with their
-  // full timing).
+  // Without this round the replay of the H200 record of 0ae2b49 missed square_8192 and llm_mlp_up by 5-6%
+  // (their recorded winners have A_REGS=1); the window is wide because one screen is a noisy figure (a replay
+  // answers some candidates with their full timing).
 
   std::optional<MeasureRound> siblings_round(const SearchState& state) const {
     const std::vector<std::string> ranked = by_screen(state);
