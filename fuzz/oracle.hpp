@@ -11,7 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Core>
@@ -139,6 +142,9 @@ class ProjectedCheck {
   Eigen::MatrixXd r_, r_abs_;             ///< (n, rounds) Gaussian vectors and their magnitudes
   Eigen::RowVectorXd r_abs_sum_;          ///< Σ|r| per round
   Eigen::MatrixXd expected_, magnitude_;  ///< (m, rounds)
+  /// Exact values and magnitudes of the sampled elements checked so far, by row·n + col.
+  mutable std::mutex exact_mutex_;
+  mutable std::unordered_map<int64_t, std::pair<double, double>> exact_cache_;
 };
 
 }  // namespace tunefuzz::fuzz

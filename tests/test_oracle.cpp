@@ -1331,6 +1331,41 @@ TEST(ProjectedLaw, TheVerdictDoesNotDependOnHowManyHostThreadsJudge) {
   EXPECT_EQ(verdicts[0].summary(), verdicts[1].summary());
 }
 
+TEST(ProjectedLaw, OneCheckReusedOverManyOutputsJudgesEachAsAFreshCheckDoes) {
+  // A time job checks every finalist of a problem with one ProjectedCheck, which keeps the exact values of
+  // the elements it sampled: outputs wrong in different places, checked with different tiles and seeds
+  // through one object, get the verdicts fresh checks give them, element for element (6000 samples take
+  // every element of the boundary lines, so each wrong element is judged exactly).
+  const ProjectedCase& c = ProjectedCase::get();
+  const GemmOperands operands = gemm_of(c.operands, c.record);
+  const ProjectedCheck reused(operands, 2, 41);
+  const std::tuple<int64_t, int64_t, int64_t, int64_t, uint64_t> cases[] = {{63, 17, 64, 32, 5},
+                                                                            {64, 199, 64, 64, 5},
+                                                                            {299, 0, 128, 64, 6},
+                                                                            {150, 127, 32, 128, 5},
+                                                                            {63, 17, 64, 32, 7}};
+  for (const auto& [row, col, tile_rows, tile_cols, seed] : cases) {
+    HostMatrix out = c.out;
+    out.set(row, col, c.reference.value(row, col) + 3 * c.bound(row, col));
+    const Verdict got = reused.check(out, c.model, 6000, tile_rows, tile_cols, seed);
+    const Verdict fresh =
+        ProjectedCheck(operands, 2, 41).check(out, c.model, 6000, tile_rows, tile_cols, seed);
+    SCOPED_TRACE("element (" + std::to_string(row) + ", " + std::to_string(col) + "), seed " +
+                 std::to_string(seed));
+    EXPECT_FALSE(got.pass) << got.summary();
+    EXPECT_EQ(got.checked, fresh.checked);
+    EXPECT_EQ(got.wrong, fresh.wrong);
+    EXPECT_EQ(got.worst_ratio, fresh.worst_ratio);
+    EXPECT_EQ(got.failed_mask, fresh.failed_mask);
+    EXPECT_EQ(got.summary(), fresh.summary());
+    ASSERT_FALSE(got.examples.empty());
+    for (size_t i = 0; i < got.examples.size() && i < fresh.examples.size(); ++i) {
+      EXPECT_EQ(got.examples[i].expected, fresh.examples[i].expected);
+      EXPECT_EQ(got.examples[i].bound, fresh.examples[i].bound);
+    }
+  }
+}
+
 TEST(ProjectedLaw, SaturatedFp8OutputsPassWhenRightAndFailWhenOneIsWrong) {
   // e4m3 in and out, alpha = 32 on normal values with K = 300 (|ref| about 550 on average): about half the
   // outputs saturate; C is read (beta = 0.5).
