@@ -23,24 +23,24 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <set>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/backend/nvrtc_compiler.hpp"
+#include "runtime/templates/gemm_rules.hpp"
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/device/jobs.hpp"
-#include "runtime/templates/gemm_rules.hpp"
 #include "tuner/worker/worker_client.hpp"
 #if TUNEFUZZ_HAVE_HIP
 #include "runtime/backend/hiprtc_compiler.hpp"
@@ -521,10 +521,8 @@ YAML::Node time_job(const fs::path& image) {
 
 YAML::Node case_job(const fs::path& image) {
   CaseJob job;
-  job.candidate = simt().id();
-  job.image = image;
-  job.records.resize(2);
-  for (fuzz::CaseRecord& record : job.records) record.m = record.n = record.k = 8;
+  job.sets.push_back({simt().id(), image, std::vector<fuzz::CaseRecord>(2)});
+  for (fuzz::CaseRecord& record : job.sets.front().records) record.m = record.n = record.k = 8;
   return to_yaml(job);
 }
 
@@ -674,7 +672,8 @@ TEST_F(Worker, ServingCudaWorkerEndsEachJobAsAWorkerOfOneJobDoes) {
   std::thread([&] {
     for (YAML::Node job : jobs) {
       job["progress"] = (directory_ / "job.progress").string();
-      served.push_back(run_worker(job, directory_, "served-" + std::to_string(++jobs_), 120, {}, 0, -1, true));
+      served.push_back(
+          run_worker(job, directory_, "served-" + std::to_string(++jobs_), 120, {}, 0, -1, true));
     }
   }).join();
   ASSERT_EQ(served.size(), one.size());

@@ -1,6 +1,6 @@
 // Sanitizers on what ships (tuner/campaign/sanitize_stage.hpp), without a GPU: the fake GPU worker answers
-// the replays and tests/fixtures/fake_sanitizer.sh stands in for compute-sanitizer, reporting a hazard for the
-// candidates FAKE_SANITIZER_FINDS names. A winner with a finding is demoted and the next timed candidate
+// the replays and tests/fixtures/fake_sanitizer.sh stands in for compute-sanitizer, reporting a hazard for
+// the candidates FAKE_SANITIZER_FINDS names. A winner with a finding is demoted and the next timed candidate
 // must pass every tool before it wins; a problem whose candidates all have findings has no winner.
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 
 #include <fstream>
 
+#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/store/verdict_store.hpp"
-#include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -111,7 +111,8 @@ TEST_F(SanitizeWinners, AWinnerWithAFindingIsDemotedAndTheNextMustPass) {
     EXPECT_EQ(t.sanitizers, shipping_sanitizers());
     const TimedEntry& demoted = t.entries[1];
     EXPECT_EQ(demoted.status, "sanitizer");
-    EXPECT_NE(demoted.message.find("compute-sanitizer --tool memcheck"), std::string::npos) << demoted.message;
+    EXPECT_NE(demoted.message.find("compute-sanitizer --tool memcheck"), std::string::npos)
+        << demoted.message;
     EXPECT_NE(demoted.message.find("Race reported"), std::string::npos) << demoted.message;
   }
   // Under each tool the winner's process with both cases reports, then its first case alone names the case
@@ -120,6 +121,51 @@ TEST_F(SanitizeWinners, AWinnerWithAFindingIsDemotedAndTheNextMustPass) {
   EXPECT_EQ(replays(), 4);
   EXPECT_NE(timings_[0].entries[1].message.find(fuzz::to_string(fuzz::CaseRecord{})), std::string::npos)
       << timings_[0].entries[1].message;
+}
+
+// Four problems, each with a winner of its own and the same runner-up: under each tool the four winners go
+// in ⌈√4⌉ = 2 processes of two, not four; a process that is not clean is replayed winner by winner, which
+// names the winner with the finding.
+TEST_F(SanitizeWinners, WinnersShareProcessesAndAFindingIsStillPinnedOnItsWinner) {
+  const Candidate runner_up = with_bm(256);
+  const std::vector<Candidate> winners = {with_bm(16), with_bm(32), fast_, slow_};
+  fuzzed_.clear();
+  timings_.clear();
+  for (const Candidate& c : {winners[0], winners[1], winners[2], winners[3], runner_up}) {
+    FuzzedCandidate f;
+    f.candidate = c;
+    f.image = root_ / (std::to_string(c.point["BM"]) + ".cubin");
+    f.passed = true;
+    fuzzed_.push_back(f);
+  }
+  for (const Candidate& w : winners) {
+    ProblemTiming t;
+    t.problem.name = "p" + std::to_string(w.point["BM"]);
+    t.entries = {timed(runner_up, 2.0), timed(w, 1.0)};
+    timings_.push_back(t);
+  }
+  const std::vector<ProblemTiming> fresh = timings_;
+  sanitize_winners(timings_, fuzzed_, options_);
+  for (size_t p = 0; p < timings_.size(); ++p) {
+    ASSERT_NE(timings_[p].winner(), nullptr);
+    EXPECT_EQ(timings_[p].winner()->id, winners[p].id());
+  }
+  EXPECT_EQ(processes(), 4 * 2);
+  EXPECT_EQ(replays(), 4 * 2);
+
+  ::setenv("FAKE_SANITIZER_FINDS", "BM=64,", 1);  // fast_, in the second batch of each tool
+  fs::remove_all(options_.work_directory);
+  timings_ = fresh;
+  sanitize_winners(timings_, fuzzed_, options_);
+  for (size_t p = 0; p < timings_.size(); ++p) {
+    ASSERT_NE(timings_[p].winner(), nullptr);
+    EXPECT_EQ(timings_[p].winner()->id, winners[p].id() == fast_.id() ? runner_up.id() : winners[p].id());
+    EXPECT_EQ(timings_[p].entries[1].status, winners[p].id() == fast_.id() ? "sanitizer" : "timed");
+  }
+  // Per tool: the two batches; the reporting one's winners alone (slow_ clean in one process, fast_ reporting
+  // with both cases, then with its first); then the runner-up, now a winner, in one process per tool.
+  EXPECT_EQ(processes(), 4 * (2 + 1 + 2) + 4);
+  EXPECT_EQ(replays(), 4 * 2 + 4);
 }
 
 TEST_F(SanitizeWinners, NoWinnerWhenEveryCandidateHasAFinding) {

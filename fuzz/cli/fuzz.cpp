@@ -23,6 +23,7 @@
 #include "fuzz/cli/fuzz_main.hpp"
 #include "runtime/backend/compiler_for.hpp"
 #include "runtime/backend/kernel_cache.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/fuzz_campaign.hpp"
 #include "tuner/campaign/journal.hpp"
@@ -36,7 +37,6 @@
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
-#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace {
@@ -139,7 +139,8 @@ void print_header(const Options& o, const FuzzRunSettings& s, FILE* text) {
   std::fprintf(text, "fuzz campaign: %s, seed %llu, budget %s", o.config.c_str(),
                static_cast<unsigned long long>(s.seed), o.budget.c_str());
   if (s.rounds > 0) std::fprintf(text, " or %lld rounds", static_cast<long long>(s.rounds));
-  std::fprintf(text, " of fuzzing over every call (compiling took %.0f s), %lld cases per candidate and round\n",
+  std::fprintf(text,
+               " of fuzzing over every call (compiling took %.0f s), %lld cases per candidate and round\n",
                s.compile_seconds, static_cast<long long>(s.cases));
 }
 
@@ -175,7 +176,7 @@ int command_run(const Options& o) {
   FuzzRunSettings s;
   s.budget_s = parse_budget(o.budget);
   const GpuChoice gpu_choice = o.gpus.empty() ? GpuChoice{} : parse_gpu_choice(o.gpus);  // checked up front
-  if (!o.sanitize.empty()) s.sanitizer = sanitizer_wrapper(o.sanitize);  // checked up front
+  if (!o.sanitize.empty()) s.sanitizer = sanitizer_wrapper(o.sanitize);                  // checked up front
   FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
   const auto compile_start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
@@ -206,7 +207,8 @@ int command_run(const Options& o) {
   s.cases = o.cases ? o.cases : config.budgets.fuzz_cases;
   s.seed = o.seed_given ? o.seed : config.seed;
   s.workers = static_cast<int>(config.budgets.fuzz_workers);
-  s.timeout_s = o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s;
+  s.timeout_s =
+      o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s;
   s.huge_weight = o.huge ? 1 : 0;
   const DeviceInfo device = require_devices(config, gpu_choice, s.gpus);
   fs::create_directories(s.work_directory);
@@ -249,7 +251,7 @@ int command_replay(const Options& o) {
                 "the reproducer's candidate no longer compiles: " + compiled.front().message);
   const std::vector<std::string> wrapper =
       o.sanitize.empty() ? std::vector<std::string>{} : sanitizer_wrapper(o.sanitize);
-  CaseJob job{r.candidate, compiled.front().image, {r.failure.shrunk_case}, 2, work / "replay.progress"};
+  CaseJob job{{{r.candidate, compiled.front().image, {r.failure.shrunk_case}}}, 2, work / "replay.progress"};
   std::printf("replaying %s\n  case %s\n  recorded on %s (driver %s): %s%s%s\n  now on %s (driver %s)%s\n",
               r.candidate.c_str(), fuzz::to_string(r.failure.shrunk_case).c_str(), r.card.c_str(),
               r.driver.c_str(), fuzz::to_string(r.failure.failure_class),
@@ -280,7 +282,8 @@ int command_replay(const Options& o) {
 
 // The mutants' sanitizer replays: fuzz::sanitizer_cases of the candidate's own case space under `tool`.
 std::optional<SanitizerFinding> replay_finding(const CompiledCandidate& compiled, const std::string& tool,
-                                               const fs::path& work, const std::string& name, int64_t sm_count) {
+                                               const fs::path& work, const std::string& name,
+                                               int64_t sm_count) {
   return sanitizer_finding(compiled.candidate, compiled.image, tool,
                            fuzz::sanitizer_cases(device::case_space_for(compiled.candidate, sm_count)), work,
                            name);
@@ -468,8 +471,8 @@ int command_mutants(const Options& o) {
       row["killed"] = true;
       // A failure on the perturbed twin came after the plain cases had all passed.
       row["caught_by"] = f.perturb ? "fuzz cases, schedule-perturbed" : "fuzz cases";
-      const int64_t until = f.perturb ? it->cases_run - it->perturbed_cases_run + f.cases_until_failure
-                                      : f.cases_until_failure;
+      const int64_t until =
+          f.perturb ? it->cases_run - it->perturbed_cases_run + f.cases_until_failure : f.cases_until_failure;
       row["cases_until_detection"] = until;
       row["class"] = klass;
       row["shrunk_case"] = to_yaml(f.shrunk_case);
@@ -502,7 +505,8 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
   run->add_option("config", o.config, "campaign config")->required();
   run->add_option("--budget", o.budget,
                   "wall-clock budget of the fuzzing, compiling not counted: 90s, 10m, 1h (default 10m)");
-  run->add_option("--rounds", o.rounds, "stop after this many rounds, if the budget lasts (default: no limit)")
+  run->add_option("--rounds", o.rounds,
+                  "stop after this many rounds, if the budget lasts (default: no limit)")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   run->add_option("--seed", o.seed, "base seed (default: the config's)")
       ->check(kSeedText)
@@ -519,9 +523,10 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
   run->add_flag("--json", o.json, "print the report as one JSON document on standard output");
   run->add_flag("--huge", o.huge,
                 "also generate cases whose C offsets cross 2^31 elements (seconds and 8+ GB each)");
-  run->add_flag("--resume", o.resume,
-                "carry on the campaign whose journal is beside the report (REPORT.journal; starts one when there "
-                "is none): finished rounds and verdicts are not redone, and the budget counts every call");
+  run->add_flag(
+      "--resume", o.resume,
+      "carry on the campaign whose journal is beside the report (REPORT.journal; starts one when there "
+      "is none): finished rounds and verdicts are not redone, and the budget counts every call");
   run->add_flag("--retry-quarantined", o.retry_quarantined,
                 "with --resume: fuzz again the candidates that were running at two kills in a row");
   run->add_option("--sanitize", o.sanitize,
@@ -546,20 +551,22 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
                       "the template whose bugs are injected (default: the first the config searches)");
   mutants->add_option("--mutant", o.mutant_names,
                       "only this injected bug (repeatable; default: every bug the template declares)");
-  mutants->add_option("--timeout", o.timeout_s,
-                      "seconds before a mutant's worker counts as hung (default: 600, or the config's "
-                      "candidate_timeout_s if longer: huge cases take seconds each); a kernel that never "
-                      "returns is a hang after 30 s regardless")
+  mutants
+      ->add_option("--timeout", o.timeout_s,
+                   "seconds before a mutant's worker counts as hung (default: 600, or the config's "
+                   "candidate_timeout_s if longer: huge cases take seconds each); a kernel that never "
+                   "returns is a hang after 30 s regardless")
       ->check(CLI::Range(1.0, 604800.0));
   mutants->add_option("--seed", o.seed, "seed (default: the config's)")
       ->check(kSeedText)
       ->each([&](const std::string&) { o.seed_given = true; });
   mutants->add_option("-o,--output", o.output, "report file (default: WORK/mutants.yaml)");
   mutants->add_option("--work-dir", o.work_directory, "worker files (default: fuzz-work)");
-  mutants->add_option("--sanitize", o.sanitize,
-                      "compute-sanitizer tool the mutants that survive the fuzz cases are replayed under, "
-                      "after the unmutated candidate passes it: synccheck (default), racecheck, memcheck, "
-                      "initcheck, or none")
+  mutants
+      ->add_option("--sanitize", o.sanitize,
+                   "compute-sanitizer tool the mutants that survive the fuzz cases are replayed under, "
+                   "after the unmutated candidate passes it: synccheck (default), racecheck, memcheck, "
+                   "initcheck, or none")
       ->check(CLI::IsMember({"synccheck", "racecheck", "memcheck", "initcheck", "none"}));
 
   try {

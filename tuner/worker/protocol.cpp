@@ -234,7 +234,8 @@ YAML::Node to_yaml(const FuzzResult& r) {
   YAML::Node coverage(YAML::NodeType::Map);
   for (const auto& [tag, count] : r.coverage) coverage[tag] = count;
   n["coverage"] = coverage;
-  for (const auto& [phase, seconds] : r.phase_seconds) n["phase_seconds"][phase] = std::round(seconds * 1e4) / 1e4;
+  for (const auto& [phase, seconds] : r.phase_seconds)
+    n["phase_seconds"][phase] = std::round(seconds * 1e4) / 1e4;
   if (r.failure) {
     const FuzzFailure& f = *r.failure;
     YAML::Node failure;
@@ -397,9 +398,13 @@ TimeResult time_result_from_yaml(const YAML::Node& n) {
 YAML::Node to_yaml(const CaseJob& j) {
   YAML::Node n;
   n["kind"] = "case";
-  n["candidate"] = j.candidate;
-  n["image"] = j.image.string();
-  for (const fuzz::CaseRecord& record : j.records) n["cases"].push_back(to_yaml(record));
+  for (const CaseSet& set : j.sets) {
+    YAML::Node s;
+    s["candidate"] = set.candidate;
+    s["image"] = set.image.string();
+    for (const fuzz::CaseRecord& record : set.records) s["cases"].push_back(to_yaml(record));
+    n["sets"].push_back(s);
+  }
   n["runs"] = j.runs;
   n["progress"] = j.progress.string();
   return n;
@@ -407,12 +412,20 @@ YAML::Node to_yaml(const CaseJob& j) {
 
 CaseJob case_job_from_yaml(const YAML::Node& n) {
   CaseJob j;
-  j.candidate = get<std::string>(n, "candidate");
-  j.image = get<std::string>(n, "image");
-  const YAML::Node cases = n["cases"];
-  if (!cases.IsSequence() || cases.size() == 0)
-    throw Error(ErrorKind::bad_input, "a case job needs a non-empty list of cases", {"", 0, 0, "cases"});
-  for (const YAML::Node& c : cases) j.records.push_back(case_from_yaml(c));
+  const YAML::Node sets = n["sets"];
+  if (!sets.IsSequence() || sets.size() == 0)
+    throw Error(ErrorKind::bad_input, "a case job needs a non-empty list of sets", {"", 0, 0, "sets"});
+  for (const YAML::Node& s : sets) {
+    CaseSet set;
+    set.candidate = get<std::string>(s, "candidate");
+    set.image = get<std::string>(s, "image");
+    const YAML::Node cases = s["cases"];
+    if (!cases.IsSequence() || cases.size() == 0)
+      throw Error(ErrorKind::bad_input, "a case job's set needs a non-empty list of cases",
+                  {"", 0, 0, "cases"});
+    for (const YAML::Node& c : cases) set.records.push_back(case_from_yaml(c));
+    j.sets.push_back(std::move(set));
+  }
   j.runs = get_or<int64_t>(n, "runs", 2);
   j.progress = get<std::string>(n, "progress");
   return j;

@@ -120,12 +120,18 @@ struct TimeResult {
   std::map<std::string, double> phase_seconds;
 };
 
-/// Cases replayed on one candidate in one process (a reproducer's case; the sanitizer replays), in order, up
-/// to the first that fails; each `runs` times to check determinism.
-struct CaseJob {
+/// Cases to replay on one candidate.
+struct CaseSet {
   std::string candidate;
   std::filesystem::path image;
   std::vector<fuzz::CaseRecord> records;
+};
+
+/// Cases replayed in one process (a reproducer's case; the sanitizer replays, several candidates' in one
+/// process under compute-sanitizer), set after set and in order, up to the first that fails; each `runs`
+/// times to check determinism.
+struct CaseJob {
+  std::vector<CaseSet> sets;
   int64_t runs = 2;
   std::filesystem::path progress;
 };

@@ -128,8 +128,9 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
   }
   if (kind == "case") {
     const CaseJob replay = case_job_from_yaml(job);
-    require_runtime(is_amd_image(replay.image), "case job", replay.candidate,
-                    "replaying a reproducer's case, as `fuzz replay` does, runs on CUDA only");
+    for (const CaseSet& set : replay.sets)
+      require_runtime(is_amd_image(set.image), "case job", set.candidate,
+                      "replaying a reproducer's case, as `fuzz replay` does, runs on CUDA only");
     if constexpr (kCuda) return to_yaml(device::run_case_job(replay));
   }
   if (kind == "probe" || kind == "fuzz" || kind == "time" || kind == "case")
