@@ -497,7 +497,7 @@ ProjectedCheck::ProjectedCheck(const GemmOperands& operands, int rounds, uint64_
 }
 
 Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& model, int64_t samples,
-                              int64_t tile_rows, int64_t tile_cols, uint64_t seed) const {
+                              int64_t tile_rows, int64_t tile_cols, uint64_t seed, bool exact) const {
   const GemmOperands& operands = operands_;
   const int64_t m = operands.a->rows(), k = operands.a->cols(), n = operands.b->cols();
   require(out.rows() == m && out.cols() == n,
@@ -573,8 +573,18 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
     }
   }
 
-  // One finite element judged against its element bound, given its exact value.
+  // One finite element judged against its element bound (exact mode: its exact value rounded once), given
+  // its exact value.
   const auto judge = [&](int64_t row, int64_t col, double value, const ExactElement& element) {
+    if (exact) {
+      const Outcome outcome = judge_exact(value, element.value, model.output, false);
+      if (outcome == Outcome::wrong) builder.add_ratio(std::numeric_limits<double>::infinity());
+      if (outcome == Outcome::pass)
+        builder.add_pass();
+      else
+        builder.add(outcome, {row, col, value, round_to_output(model.output, element.value), 0.0});
+      return;
+    }
     const double bound = error_bound(model, element.value, element.magnitude);
     const double goal = saturate(model.output, element.value);
     if (std::isfinite(element.value)) builder.add_ratio(std::fabs(value - goal) / bound);
@@ -640,19 +650,19 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
       if (!exact_cache_.count(key)) missing.emplace_back(key / n, key % n);
   }
   const std::vector<ExactElement> computed = exact_elements(operands, missing);
-  std::vector<ExactElement> exact(keys.size());
+  std::vector<ExactElement> sampled(keys.size());
   {
     const std::lock_guard lock(exact_mutex_);
     for (size_t i = 0; i < missing.size(); ++i)
       exact_cache_[missing[i].first * n + missing[i].second] = {computed[i].value, computed[i].magnitude};
     for (size_t i = 0; i < keys.size(); ++i) {
       const auto& [value, magnitude] = exact_cache_.at(keys[i]);
-      exact[i] = {value, magnitude};
+      sampled[i] = {value, magnitude};
     }
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     const int64_t row = keys[i] / n, col = keys[i] % n;
-    judge(row, col, out.get(row, col), exact[i]);
+    judge(row, col, out.get(row, col), sampled[i]);
   }
 
   if (rounds_ == 0) return builder.finish();
@@ -662,7 +672,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
   //    |out| in place of |ref| (hence the factor 1 + 2·u_out), plus the error of the double arithmetic
   //    itself.
   const double u_out = unit_roundoff(model.output);
-  const double accumulation = accumulation_factor(model);
+  const double accumulation = exact ? 0.0 : accumulation_factor(model);  // exact: the output rounding alone
   const double arithmetic = 4.0 * static_cast<double>(k + n + 4) * 0x1p-53;  // double rounding of the sums
   for (int64_t row = 0; row < m; ++row) {
     if (!row_finite[static_cast<size_t>(row)] || !row_projected[static_cast<size_t>(row)]) continue;

@@ -132,8 +132,11 @@ class ProjectedCheck {
  public:
   ProjectedCheck(const GemmOperands& operands, int rounds, uint64_t seed);
   /// As check_projected, for a kernel whose arithmetic is `model`; `seed` also places the random samples.
+  /// `exact` (operands for which exact_applies holds: every partial sum an exact integer in the accumulator)
+  /// asks for what check_full's exact mode asks: each sampled element the exact value rounded once to the
+  /// output type, and each row projection within the output rounding alone (no accumulation term).
   Verdict check(const HostMatrix& out, const ArithmeticModel& model, int64_t samples, int64_t tile_rows,
-                int64_t tile_cols, uint64_t seed) const;
+                int64_t tile_cols, uint64_t seed, bool exact = false) const;
 
  private:
   GemmOperands operands_;

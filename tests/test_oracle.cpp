@@ -1366,6 +1366,44 @@ TEST(ProjectedLaw, OneCheckReusedOverManyOutputsJudgesEachAsAFreshCheckDoes) {
   }
 }
 
+TEST(ProjectedLaw, ExactModeAsksForTheExactValueWhereTheBoundWouldForgiveAnError) {
+  // Small integers: every partial sum is an exact integer in fp32, so a right kernel writes the exact value
+  // rounded once (here to fp32: the value itself). The bounded check forgives what fp32 accumulation of
+  // 500 terms could do; the exact one does not, neither on a sampled element nor in a row's projection.
+  const CaseRecord record = record_of(300, 200, 500, Distribution::small_int, 4242, 1, 0);
+  const CaseOperands operands = materialise(record, Precision::bf16, Precision::fp32);
+  const ArithmeticModel model = model_of(record, Precision::fp32);
+  ASSERT_TRUE(exact_applies(record.distribution, model));
+  const HostMatrix right = simulate_kernel(operands, record, Precision::fp32);
+  const ProjectedCheck check(gemm_of(operands, record), 2, 8);
+  const Verdict clean = check.check(right, model, 400, 64, 64, 8, true);
+  EXPECT_TRUE(clean.pass) << clean.summary();
+  EXPECT_LT(clean.worst_ratio, 1e-3) << "exact elements and projections that agree up to double rounding";
+
+  // One sampled element (the last one is always sampled) off by one fp32 ulp.
+  HostMatrix ulp = right;
+  const double last = right.get(299, 199);
+  ulp.set(299, 199, std::nextafter(static_cast<float>(last), std::numeric_limits<float>::infinity()));
+  EXPECT_TRUE(check.check(ulp, model, 400, 64, 64, 8, false).pass) << "the bound forgives one ulp";
+  const Verdict one_ulp = check.check(ulp, model, 400, 64, 64, 8, true);
+  EXPECT_FALSE(one_ulp.pass);
+  ASSERT_EQ(one_ulp.examples.size(), 1u) << one_ulp.summary();
+  EXPECT_EQ(one_ulp.examples[0].row, 299);
+  EXPECT_EQ(one_ulp.examples[0].col, 199);
+  EXPECT_EQ(one_ulp.examples[0].expected, last);
+
+  // A whole row off by 0.01 per element, no samples: within each element's bound, far outside the rounding.
+  HostMatrix row_off = right;
+  for (int64_t j = 0; j < record.n; ++j) row_off.set(150, j, right.get(150, j) + 0.01);
+  EXPECT_TRUE(check.check(row_off, model, 0, 0, 0, 8, false).pass);
+  const Verdict projected = check.check(row_off, model, 0, 0, 0, 8, true);
+  EXPECT_FALSE(projected.pass) << projected.summary();
+  for (const ElementError& example : projected.examples) {
+    EXPECT_EQ(example.row, 150);
+    EXPECT_EQ(example.col, -1);
+  }
+}
+
 TEST(ProjectedLaw, SaturatedFp8OutputsPassWhenRightAndFailWhenOneIsWrong) {
   // e4m3 in and out, alpha = 32 on normal values with K = 300 (|ref| about 550 on average): about half the
   // outputs saturate; C is read (beta = 0.5).

@@ -201,16 +201,17 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   fuzz::GemmOperands operands{&ops.a, &ops.b, &ops.c, record.alpha, record.beta};
   const fuzz::ArithmeticModel model = arithmetic_model(candidate, types.output, record.k);
   fuzz::Verdict verdict;
-  bool exact = false;
+  const bool exact = fuzz::exact_applies(record.distribution, model);
   if (record.m * record.n * record.k <= kFullReferenceMacs) {
-    exact = fuzz::exact_applies(record.distribution, model);
     const fuzz::Reference reference =
         fuzz::compute_reference(operands, exact ? fuzz::ReferenceUse::exact : fuzz::ReferenceUse::bounded);
     verdict = fuzz::check_full(out, reference, model, exact, record.beta == 0.0);
   } else {
-    // Too large for a full reference: projections plus exact samples on tile boundaries and the edges.
+    // Too large for a full reference: projections plus exact samples on tile boundaries and the edges, as
+    // exact as the full check where the distribution allows it.
     const fuzz::ProjectedCheck projection(operands, 2, record.seed);
-    verdict = projection.check(out, model, 2048, candidate.point["BM"], candidate.point["BN"], record.seed);
+    verdict =
+        projection.check(out, model, 2048, candidate.point["BM"], candidate.point["BN"], record.seed, exact);
   }
   if (!verdict.pass) {
     const Point& p = candidate.point;
@@ -279,7 +280,8 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
     progress.write((failure ? "shrink " : "case ") + line);
     return run_case(
         device, candidate, record, true,
-        [&](bool running) { progress.write(std::string(running ? kKernelLine : "judge") + " " + line); }, &phases);
+        [&](bool running) { progress.write(std::string(running ? kKernelLine : "judge") + " " + line); },
+        &phases);
   };
   const auto property = [&]() {
     const fuzz::CaseRecord record = *fuzz::gen_case(space);
