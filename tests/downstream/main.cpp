@@ -64,7 +64,7 @@ int main() {
         {Source::exact, "square_4096_rc", "gemm_wgmma", 128, 256, 4});
   // fp8 rows are RC (fp8 tensor cores read row-major A, column-major B), so an fp8 lookup says so.
   check("square_4096_fp8 RC on H200", lookup(kH200, "sm_90", 4096, 4096, 4096, "fp8e4m3", "bf16", "RC"),
-        {Source::exact, "square_4096_fp8", "gemm_wgmma_fp8", 128, 128, 4});
+        {Source::exact, "square_4096_fp8", "gemm_wgmma_fp8", 128, 192, 4});
   // An unknown shape takes the nearest tuned shape of its layout on the card (1024x1000x1000 is nearest
   // odd_1000 in RR, odd_1000_cc in CC).
   check("1024x1000x1000 on H200", lookup(kH200, "sm_90", 1024, 1000, 1000, "bf16", "bf16"),

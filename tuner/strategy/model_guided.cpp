@@ -2,7 +2,8 @@
 // first round screens the best-ranked few of each template, which fits the model's factor per template and
 // measures how far off it is; later rounds screen only candidates the refined model says could still beat
 // the fastest screen (by more than its error), best first, a few at a time; one more round screens the rest
-// of the groups closest to the fastest screen (members the model cannot tell apart); the fastest screens are
+// of the groups closest to the fastest screen (members the model cannot tell apart), a member of each in turn;
+// the fastest screens are
 // then verified, timed in full and re-timed in turns with cuBLAS, in one round.
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,7 @@ constexpr size_t kProbesPerTemplate = 1;  // ... and at least the best of each t
 constexpr size_t kBatch = 3;              // later rounds: screens per round
 constexpr double kScreenShare = 0.25;     // screens stop at this share of the candidates ...
 constexpr size_t kScreenFloor = 2;        // ... or this many, if more
-constexpr double kSiblingWindow = 0.15;   // then the groups of screens this close to the fastest, whole ...
+constexpr double kSiblingWindow = 0.2;    // then the groups of screens this close to the fastest, whole ...
 constexpr double kSiblingShare = 0.1;     // ... up to this share of the candidates more
 constexpr double kLeastError = 0.05;      // the model is never trusted closer than this
 constexpr double kFinalWindow = 0.03;     // screens this close to the fastest are timed in full ...
@@ -150,7 +151,8 @@ class ModelGuided : public SearchStrategy {
   // The model cannot tell a group's members apart beyond its raw estimate (A_REGS, clusters and stages are
   // not in it), so one member's screen says nothing of how its siblings differ. Once the model sees nothing
   // left to beat the fastest screen, the unscreened members of the groups whose best screen is within
-  // kSiblingWindow of the fastest are screened, closest group first, up to kSiblingShare of the candidates.
+  // kSiblingWindow of the fastest are screened, one member of each group in turn, closest group first, up to
+  // kSiblingShare of the candidates.
   // Without this round the replay of the H200 record of 0ae2b49 missed square_8192 and llm_mlp_up by 5-6%
   // (their recorded winners have A_REGS=1); the window is wide because one screen is a noisy figure (a replay
   // answers some candidates with their full timing).
@@ -160,15 +162,28 @@ class ModelGuided : public SearchStrategy {
     if (ranked.empty()) return std::nullopt;
     const double best = state.screens.at(ranked.front());
     const auto budget = static_cast<size_t>(kSiblingShare * static_cast<double>(state.candidates.size()));
-    MeasureRound round;
+    // The close groups in order of their best screen, and each one's unscreened members.
+    std::vector<std::vector<std::string>> members;
     std::set<std::string> groups;
     for (const std::string& screened : ranked) {
       if (state.screens.at(screened) > best * (1 + kSiblingWindow)) break;
       const std::string group = group_of(state, screened);
       if (!groups.insert(group).second) continue;
+      members.emplace_back();
       for (const SearchCandidate& c : state.candidates)
-        if (round.screen.size() < budget && !state.entries.count(c.id) && group_of(state, c.id) == group)
-          round.screen.push_back(c.id);
+        if (!state.entries.count(c.id) && group_of(state, c.id) == group) members.back().push_back(c.id);
+    }
+    // One member of each group in turn, closest group first, so that a budget smaller than the groups does not
+    // go to the closest group alone.
+    MeasureRound round;
+    for (size_t turn = 0; round.screen.size() < budget; ++turn) {
+      bool any = false;
+      for (const std::vector<std::string>& group : members)
+        if (turn < group.size() && round.screen.size() < budget) {
+          round.screen.push_back(group[turn]);
+          any = true;
+        }
+      if (!any) break;
     }
     if (round.screen.empty()) return std::nullopt;
     return round;
