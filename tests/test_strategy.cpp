@@ -1,7 +1,8 @@
 // Laws of the search strategies, decided on timings that real campaigns recorded (results/h100.journal and
 // results/h200.journal hold every screened candidate's figure per problem), without a GPU:
 //  - replayed, the exhaustive strategy picks the recorded winner or one within 2% of its time;
-//  - the model-guided strategy picks, on every recorded problem, the exhaustive winner or one within 2% of its
+//  - the model-guided strategy picks, on every recorded problem, the exhaustive winner or one within 2% of
+//  its
 //    time, with at most 40% of the exhaustive search's evaluations (the target);
 //  - successive halving picks a winner within 2% too, with fewer timed launches than the exhaustive search;
 //  - every strategy's rounds ask only for what may be asked (known candidates; nothing timed in full before
@@ -41,7 +42,9 @@ struct Recording {
 const Recording kRecordings[] = {{"configs/h100.yaml", "results/h100.journal"},
                                  {"configs/h200.yaml", "results/h200.journal"}};
 
-std::string source(const char* relative) { return std::string(TUNEFUZZ_SOURCE_DIR) + "/" + relative; }
+std::string source(const char* relative) {
+  return std::string(TUNEFUZZ_SOURCE_DIR) + "/" + relative;
+}
 
 // Every recorded problem of both journals with the config it was recorded under.
 struct Case {
@@ -64,7 +67,8 @@ const std::vector<Case>& recorded_cases() {
 }
 
 SearchSettings settings_of(const Config& config) {
-  return {config.budgets.timing_finalists, config.budgets.timing_screen_repeats, config.budgets.timing_repeats};
+  return {config.budgets.timing_finalists, config.budgets.timing_screen_repeats,
+          config.budgets.timing_repeats};
 }
 
 TEST(StrategyReplay, EveryShippedConfigsRecordedProblemIsReplayed) {
@@ -89,7 +93,8 @@ TEST(StrategyReplay, ModelGuidedIsWithinTwoPercentWithAtMostFortyPercentOfTheEva
   for (const Case& c : recorded_cases()) {
     SCOPED_TRACE(c.where);
     const ReplayOutcome recorded = recorded_outcome(c.recorded, settings_of(c.config));
-    const ReplayOutcome model = replay(c.recorded, StrategyKind::model, settings_of(c.config), c.config.gpu.limits);
+    const ReplayOutcome model =
+        replay(c.recorded, StrategyKind::model, settings_of(c.config), c.config.gpu.limits);
     EXPECT_LE(model.winner_ms, recorded.winner_ms * 1.02) << model.winner << " vs " << recorded.winner;
     EXPECT_LE(model.evaluations * 10, recorded.evaluations * 4)
         << model.evaluations << " of the exhaustive search's " << recorded.evaluations;
@@ -105,6 +110,56 @@ TEST(StrategyReplay, HalvingIsWithinTwoPercentWithFewerLaunches) {
     EXPECT_LE(halving.winner_ms, recorded.winner_ms * 1.02) << halving.winner << " vs " << recorded.winner;
     EXPECT_LT(halving.launches, recorded.launches);
   }
+}
+
+// A full timing after a screen keeps the screen's figure (TimedEntry::screen_ms) through the journal, and a
+// replay answers a screen request with it: on large problems a screen's few launches read well above a full
+// timing (17% on the H200's square_8192_fp16), so answering a screen of a recorded finalist with its full
+// timing favours the candidates the record happened to time.
+TEST(StrategyReplay, AScreenIsAnsweredWithTheRecordedScreen) {
+  SearchState state;
+  MeasureRound screen;
+  screen.screen = {"a", "b"};
+  TimeResult screened;
+  for (const auto& [id, ms] : {std::pair{"a", 1.7}, std::pair{"b", 1.8}}) {
+    TimedEntry e;
+    e.id = id;
+    e.status = "screened";
+    e.median_ms = ms;
+    screened.entries.push_back(e);
+  }
+  const SearchSettings settings;
+  absorb(state, screen, screened, settings);
+  EXPECT_EQ(state.entries.at("a").screen_ms, 0);
+  MeasureRound time;
+  time.time = {"a"};
+  TimeResult timed;
+  TimedEntry full;
+  full.id = "a";
+  full.status = "timed";
+  full.median_ms = 1.45;
+  timed.entries.push_back(full);
+  absorb(state, time, timed, settings);
+  const TimedEntry& a = state.entries.at("a");
+  EXPECT_EQ(a.status, "timed");
+  EXPECT_EQ(a.median_ms, 1.45);
+  EXPECT_EQ(a.screen_ms, 1.7);
+  EXPECT_EQ(timed_entry_from_yaml(to_yaml(a)).screen_ms, 1.7);  // as the journal writes and reads it
+  EXPECT_FALSE(to_yaml(state.entries.at("b"))["screen_ms"]) << "a screened entry's screen is its median";
+
+  // The replay: a screen of "a" reads 1.7, a full timing 1.45.
+  RecordedProblem recorded;
+  recorded.problem.name = "p";
+  recorded.problem.m = recorded.problem.n = recorded.problem.k = 8192;
+  recorded.entries = {a, state.entries.at("b")};
+  const TimeResult answer = recorded_answer(recorded, screen);
+  ASSERT_EQ(answer.entries.size(), 2u);
+  for (const TimedEntry& e : answer.entries) {
+    EXPECT_EQ(e.status, "screened");
+    EXPECT_EQ(e.median_ms, e.id == "a" ? 1.7 : 1.8) << e.id;
+    EXPECT_EQ(e.screen_ms, 0) << e.id;
+  }
+  EXPECT_EQ(recorded_answer(recorded, time).entries.at(0).median_ms, 1.45);
 }
 
 // A strategy's rounds, checked against what it had measured before each.
@@ -284,7 +339,8 @@ TEST_F(StrategyCampaigns, EveryStrategyPicksTheExhaustiveWinnerAndTheTableSaysWh
     for (const auto& [problem, row] : rows(c)) {
       SCOPED_TRACE(problem);
       ASSERT_TRUE(row["winner"].IsMap());
-      EXPECT_EQ(row["winner"]["id"].as<std::string>(), expected.at(problem)["winner"]["id"].as<std::string>());
+      EXPECT_EQ(row["winner"]["id"].as<std::string>(),
+                expected.at(problem)["winner"]["id"].as<std::string>());
       EXPECT_EQ(row["strategy"].as<std::string>(), to_string(kind));
       EXPECT_GT(row["evaluations"].as<int64_t>(), 0);
     }
@@ -320,7 +376,8 @@ TEST_F(StrategyCampaigns, HalvingAndModelGuidedAskForFewerMeasurementsOnALargerS
       // what its cost model ranks first, and the fake card's figures owe nothing to any cost model: here its
       // winner is only one of the candidates.
       if (kind == StrategyKind::halving) {
-        EXPECT_EQ(row["winner"]["id"].as<std::string>(), expected.at(problem)["winner"]["id"].as<std::string>());
+        EXPECT_EQ(row["winner"]["id"].as<std::string>(),
+                  expected.at(problem)["winner"]["id"].as<std::string>());
       }
     }
   }
@@ -343,12 +400,14 @@ TEST_F(StrategyCampaigns, AJournalledTimingIsTakenOnlyByTheStrategyThatMadeIt) {
   const Campaign& first = campaign("journal-exhaustive", four_, {"--strategy", "exhaustive"}, "journal");
   ASSERT_EQ(first.exit_code, 0);
   // Resumed with the same strategy, every problem's timing comes from the journal: nothing is measured.
-  const Campaign& same = campaign("journal-again", four_, {"--strategy", "exhaustive", "--resume"}, "journal");
+  const Campaign& same =
+      campaign("journal-again", four_, {"--strategy", "exhaustive", "--resume"}, "journal");
   ASSERT_EQ(same.exit_code, 0);
   EXPECT_EQ(measured(same), 0);
   EXPECT_EQ(problems(same), problems(first));
   // With another strategy, each problem is searched again, and its rows say so.
-  const Campaign& other = campaign("journal-halving", four_, {"--strategy", "halving", "--resume"}, "journal");
+  const Campaign& other =
+      campaign("journal-halving", four_, {"--strategy", "halving", "--resume"}, "journal");
   ASSERT_EQ(other.exit_code, 0);
   EXPECT_EQ(measured(other), measured(with(StrategyKind::halving, four_)));
   EXPECT_EQ(problems(other), problems(with(StrategyKind::halving, four_)));
@@ -365,7 +424,8 @@ TEST_F(StrategyCampaigns, AnUnknownStrategyIsRefusedNamingTheFlag) {
   std::stringstream said;
   said << in.rdbuf();
   EXPECT_NE(said.str().find("--strategy"), std::string::npos) << said.str();
-  EXPECT_NE(said.str().find("unknown strategy 'greedy' (expected exhaustive, halving or model)"), std::string::npos)
+  EXPECT_NE(said.str().find("unknown strategy 'greedy' (expected exhaustive, halving or model)"),
+            std::string::npos)
       << said.str();
 }
 

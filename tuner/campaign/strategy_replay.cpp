@@ -25,7 +25,9 @@ std::vector<RecordedProblem> recorded_timings(const std::filesystem::path& path,
 
 namespace {
 
-bool measured_ok(const TimedEntry& e) { return e.status == "timed" || e.status == "screened"; }
+bool measured_ok(const TimedEntry& e) {
+  return e.status == "timed" || e.status == "screened";
+}
 
 // A round answered from the record.
 class RecordedMeasurer {
@@ -43,8 +45,10 @@ class RecordedMeasurer {
     std::map<std::string, TimedEntry> entries;
     const auto plain = [&](const std::string& id, const char* status) {
       TimedEntry e = *by_id_.at(id);
+      // A screen is answered with the recorded screen where the record kept one beside a full timing.
+      if (measured_ok(e) && std::string(status) == "screened" && e.screen_ms > 0) e.median_ms = e.screen_ms;
       if (measured_ok(e)) e.status = status;
-      e.interleaved_median_ms = e.interleaved_spread = 0;
+      e.interleaved_median_ms = e.interleaved_spread = e.screen_ms = 0;
       entries[id] = e;
     };
     for (const std::string& id : round.screen) plain(id, "screened");
@@ -57,7 +61,8 @@ class RecordedMeasurer {
  private:
   // Turn-taking figures: the recorded ones when every candidate of the round has one, else every
   // candidate's (and cuBLAS's) sequential median, so that figures of one kind are compared.
-  void turns(const MeasureRound& round, std::map<std::string, TimedEntry>& entries, TimedEntry& baseline) const {
+  void turns(const MeasureRound& round, std::map<std::string, TimedEntry>& entries,
+             TimedEntry& baseline) const {
     if (round.interleave.empty()) return;
     const bool recorded_turns =
         std::all_of(round.interleave.begin(), round.interleave.end(),
@@ -86,7 +91,8 @@ SearchState initial_state(const RecordedProblem& recorded, const GpuLimits& limi
   state.problem = recorded.problem;
   state.shape = shape_of(recorded.problem);
   state.limits = limits;
-  for (const TimedEntry& e : recorded.entries) state.candidates.push_back({parse_candidate_id(e.id), e.id, 0});
+  for (const TimedEntry& e : recorded.entries)
+    state.candidates.push_back({parse_candidate_id(e.id), e.id, 0});
   return state;
 }
 
@@ -101,6 +107,10 @@ void set_winner(ReplayOutcome& out, const TimedEntry* winner, const RecordedProb
 }
 
 }  // namespace
+
+TimeResult recorded_answer(const RecordedProblem& recorded, const MeasureRound& round) {
+  return RecordedMeasurer(recorded).measure(round);
+}
 
 ReplayOutcome replay(const RecordedProblem& recorded, StrategyKind kind, const SearchSettings& settings,
                      const GpuLimits& limits) {
@@ -155,12 +165,13 @@ ReplayReport replay_journal(const std::filesystem::path& journal, const Config& 
                                 config.budgets.timing_repeats};
   for (const RecordedProblem& recorded : recorded_timings(journal, config)) {
     ReplayReport::Row row{recorded_outcome(recorded, settings), {}};
-    for (StrategyKind kind : strategies) row.strategies.push_back(replay(recorded, kind, settings, config.gpu.limits));
+    for (StrategyKind kind : strategies)
+      row.strategies.push_back(replay(recorded, kind, settings, config.gpu.limits));
     report.rows.push_back(std::move(row));
   }
   if (report.rows.empty())
-    throw Error(ErrorKind::bad_input, "the journal " + journal.string() + " holds no timing of any problem of " +
-                                          config.file.string());
+    throw Error(ErrorKind::bad_input, "the journal " + journal.string() +
+                                          " holds no timing of any problem of " + config.file.string());
   return report;
 }
 
@@ -172,7 +183,8 @@ YAML::Node outcome_node(const ReplayOutcome& o, const ReplayOutcome& recorded) {
   n["rounds"] = o.rounds;
   n["evaluations"] = o.evaluations;
   n["launches"] = o.launches;
-  n["evaluations_share"] = recorded.evaluations > 0 ? double(o.evaluations) / double(recorded.evaluations) : 0.0;
+  n["evaluations_share"] =
+      recorded.evaluations > 0 ? double(o.evaluations) / double(recorded.evaluations) : 0.0;
   n["winner"] = o.winner;
   n["winner_ms"] = o.winner_ms;
   n["winner_recorded_in_full"] = o.winner_recorded_in_full;
@@ -191,8 +203,10 @@ std::vector<ReplaySummary> summarise(const ReplayReport& report) {
       const ReplayOutcome& o = row.strategies[i];
       s.evaluations += o.evaluations;
       s.recorded_evaluations += row.recorded.evaluations;
-      s.worst_share = std::max(s.worst_share, double(o.evaluations) / double(std::max<int64_t>(1, row.recorded.evaluations)));
-      if (row.recorded.winner_ms > 0) s.worst_time = std::max(s.worst_time, o.winner_ms / row.recorded.winner_ms);
+      s.worst_share = std::max(
+          s.worst_share, double(o.evaluations) / double(std::max<int64_t>(1, row.recorded.evaluations)));
+      if (row.recorded.winner_ms > 0)
+        s.worst_time = std::max(s.worst_time, o.winner_ms / row.recorded.winner_ms);
     }
     out.push_back(s);
   }
@@ -202,9 +216,11 @@ std::vector<ReplaySummary> summarise(const ReplayReport& report) {
 YAML::Node to_yaml(const ReplayReport& report, const std::string& command) {
   YAML::Node out;
   out["format"] = "tunefuzz-strategy-replay/1";
-  out["note"] = "a replay of recorded timings, no GPU: each strategy's rounds are answered with the figures the "
-                "journal's exhaustive campaign measured (a screen and a full timing of a candidate return its "
-                "one recorded median; launch noise is not modelled)";
+  out["note"] =
+      "a replay of recorded timings, no GPU: each strategy's rounds are answered with the figures the "
+      "journal's exhaustive campaign measured (a screen returns the candidate's recorded screen where the "
+      "journal kept one beside its full timing, else its one recorded median; launch noise is not "
+      "modelled)";
   out["card"] = report.card;
   out["journal"] = report.journal.string();
   out["journal_sha256"] = report.journal_sha256;
@@ -217,7 +233,8 @@ YAML::Node to_yaml(const ReplayReport& report, const std::string& command) {
     YAML::Node recorded = outcome_node(row.recorded, row.recorded);
     recorded["strategy"] = "recorded (exhaustive, as the campaign ran)";
     problem["recorded"] = recorded;
-    for (const ReplayOutcome& o : row.strategies) problem["replayed"].push_back(outcome_node(o, row.recorded));
+    for (const ReplayOutcome& o : row.strategies)
+      problem["replayed"].push_back(outcome_node(o, row.recorded));
     out["problems"].push_back(problem);
   }
   for (const ReplaySummary& s : summarise(report)) {

@@ -29,12 +29,18 @@ struct ReplayOutcome {
   StrategyKind strategy = StrategyKind::exhaustive;
   int64_t candidates = 0;
   int64_t rounds = 0;
-  int64_t evaluations = 0;  ///< screens + full timings + turn-taking re-timings of candidates
-  int64_t launches = 0;     ///< timed launches of candidates
-  std::string winner;       ///< empty when none
-  double winner_ms = 0;     ///< the winner's recorded median (its full timing where it has one)
+  int64_t evaluations = 0;               ///< screens + full timings + turn-taking re-timings of candidates
+  int64_t launches = 0;                  ///< timed launches of candidates
+  std::string winner;                    ///< empty when none
+  double winner_ms = 0;                  ///< the winner's recorded median (its full timing where it has one)
   bool winner_recorded_in_full = false;  ///< false: the record only holds a screen of the winner
 };
+
+/// What the replay answers `round` with from the record: a screen with the recorded screen
+/// (TimedEntry::screen_ms where the record kept one beside a full timing, else the recorded median), a full
+/// timing with the recorded median, turns with the recorded turn-taking figures when every candidate of the
+/// round has one.
+TimeResult recorded_answer(const RecordedProblem& recorded, const MeasureRound& round);
 
 /// Runs `kind` against the recorded figures of one problem.
 ReplayOutcome replay(const RecordedProblem& recorded, StrategyKind kind, const SearchSettings& settings,

@@ -32,8 +32,13 @@ void absorb(SearchState& state, const MeasureRound& round, const TimeResult& res
       kept.interleaved_spread = entry.interleaved_spread;
       continue;
     }
+    // A full timing after a screen keeps the screen's figure beside it (TimedEntry::screen_ms).
+    const double screen = kept.status == "screened" ? kept.median_ms : kept.screen_ms;
     kept = entry;
-    if (entry.status == "screened" && contains(round.screen, entry.id)) state.screens[entry.id] = entry.median_ms;
+    if (entry.status != "screened" && kept.screen_ms == 0) kept.screen_ms = screen;
+    if (entry.status == "screened") kept.screen_ms = 0;
+    if (entry.status == "screened" && contains(round.screen, entry.id))
+      state.screens[entry.id] = entry.median_ms;
   }
   const int64_t screen_repeats = round.screen_repeats > 0 ? round.screen_repeats : settings.screen_repeats;
   state.evaluations += round.evaluations();
@@ -81,8 +86,8 @@ std::vector<std::string> close_to_best(const SearchState& state, double fraction
     if (e.status == "timed" && (best == 0 || e.median_ms < best)) best = e.median_ms;
   std::vector<std::string> out;
   for (const SearchCandidate& c : state.candidates)
-    if (const auto it = state.entries.find(c.id);
-        it != state.entries.end() && it->second.status == "timed" && it->second.median_ms <= best * (1 + fraction))
+    if (const auto it = state.entries.find(c.id); it != state.entries.end() && it->second.status == "timed" &&
+                                                  it->second.median_ms <= best * (1 + fraction))
       out.push_back(c.id);
   return out;
 }

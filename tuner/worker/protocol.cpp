@@ -348,6 +348,7 @@ YAML::Node to_yaml(const TimedEntry& e) {
     n["interleaved_median_ms"] = e.interleaved_median_ms;
     n["interleaved_spread"] = e.interleaved_spread;
   }
+  if (e.screen_ms > 0) n["screen_ms"] = e.screen_ms;
   return n;
 }
 
@@ -363,6 +364,7 @@ TimedEntry timed_entry_from_yaml(const YAML::Node& n) {
   e.worst_error_ratio = get_or<double>(n, "worst_error_ratio", 0.0);
   e.interleaved_median_ms = get_or<double>(n, "interleaved_median_ms", 0.0);
   e.interleaved_spread = get_or<double>(n, "interleaved_spread", 0.0);
+  e.screen_ms = get_or<double>(n, "screen_ms", 0.0);
   return e;
 }
 

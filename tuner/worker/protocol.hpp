@@ -97,6 +97,10 @@ struct TimedEntry {
   /// which they took turns (A B A B ...), so slow drift of the card hits all of them alike. 0 otherwise.
   double interleaved_median_ms = 0;
   double interleaved_spread = 0;
+  /// The median of the candidate's screen when it was screened before it was timed in full (a screen's few
+  /// launches read higher than a full timing on large problems), so that a replay of the record answers a
+  /// screen with a screen. 0 when there was none, and in an entry whose status is `screened` (its median).
+  double screen_ms = 0;
 };
 
 /// The least memory traffic of a problem (A and B read, C written, and read too when beta != 0) and the time
