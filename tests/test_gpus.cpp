@@ -159,6 +159,13 @@ TEST_F(Gpus, TwoCardsOfOneModelGiveTheOneGpuTableWithEachRowsCard) {
   EXPECT_EQ(cards.at("fuzz"), (std::set<std::string>{"gpu=0", "gpu=1"}));
   EXPECT_EQ(cards.at("time"), (std::set<std::string>{"gpu=0", "gpu=1"}));
   EXPECT_EQ(timing_cards, (std::set<std::string>{"0", "1"}));
+  // The serving workers were started for each card while the candidates compiled, and every stage after
+  // handed them on (the fuzz stage, the timing, the confirmation): no stage started more than they were.
+  int serving = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(table.string() + ".work")))
+    serving += entry.path().filename().string().starts_with("serving-worker-");
+  const int per_card = YAML::LoadFile(kConfig)["budgets"]["fuzz_workers"].as<int>();
+  EXPECT_EQ(serving, 2 * per_card);
 }
 
 TEST_F(Gpus, WithoutTheFlagTheRowsNameNoCardAndWorkersSeeEveryCard) {

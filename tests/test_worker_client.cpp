@@ -64,6 +64,7 @@ class WorkerClient : public ::testing::Test {
   }
 
   void TearDown() override {
+    release_idle_workers();  // serving workers this test left idle
     ::unsetenv("TUNEFUZZ_WORKER");
     std::error_code ignored;
     fs::remove_all(directory_, ignored);
@@ -156,7 +157,8 @@ TEST_F(WorkerClient, AKernelThatNeverReturnsIsAHangAtTheKernelDeadline) {
   hang["progress"] = (directory_ / "job.progress").string();
   const WorkerOutcome outcome = run_worker(hang, directory_, "job", 60, {}, 1.0);
   EXPECT_EQ(outcome.end, End::hung) << explain(outcome);
-  EXPECT_TRUE(outcome.kernel_overran) << "killed at the job's limit, not the kernel deadline: " << explain(outcome);
+  EXPECT_TRUE(outcome.kernel_overran)
+      << "killed at the job's limit, not the kernel deadline: " << explain(outcome);
   EXPECT_NE(outcome.describe().find("kernel deadline"), std::string::npos) << outcome.describe();
   EXPECT_NE(outcome.describe().find("during: kernel m=7 n=8 k=72"), std::string::npos) << outcome.describe();
 }
@@ -279,17 +281,19 @@ namespace tunefuzz {
 namespace {
 
 // ---- a worker that lives for many jobs (run_worker with reuse) ----
-// Each test runs its jobs on a thread of its own: the serving worker belongs to the thread that ran its jobs
-// and goes when that thread ends.
+// Each test runs its jobs on a thread of its own: the serving worker belongs to the thread that ran its jobs,
+// and when that thread ends it waits idle for the next thread's jobs (start_serving_workers, release).
 
 class ServingWorker : public WorkerClient {
  protected:
   /// Runs `modes` one after another through the calling thread's serving worker, on a new thread.
-  std::vector<WorkerOutcome> serve(const std::vector<YAML::Node>& jobs, double timeout_s = 30) const {
+  std::vector<WorkerOutcome> serve(const std::vector<YAML::Node>& jobs, double timeout_s = 30,
+                                   const std::string& name = "job") const {
     std::vector<WorkerOutcome> outcomes;
     std::thread([&] {
       for (size_t i = 0; i < jobs.size(); ++i)
-        outcomes.push_back(run_worker(jobs[i], directory_, "job" + std::to_string(i), timeout_s, {}, 0, -1, true));
+        outcomes.push_back(
+            run_worker(jobs[i], directory_, name + std::to_string(i), timeout_s, {}, 0, -1, true));
     }).join();
     return outcomes;
   }
@@ -298,7 +302,7 @@ class ServingWorker : public WorkerClient {
   }
 };
 
-TEST_F(ServingWorker, RunsJobAfterJobInOneProcessThatEndsWithItsThread) {
+TEST_F(ServingWorker, RunsJobAfterJobInOneProcessThatOutlivesItsThreadForTheNext) {
   const auto outcomes = serve({job("finish"), job("finish"), job("finish")});
   ASSERT_EQ(outcomes.size(), 3u);
   for (const WorkerOutcome& outcome : outcomes) {
@@ -311,9 +315,44 @@ TEST_F(ServingWorker, RunsJobAfterJobInOneProcessThatEndsWithItsThread) {
   ASSERT_GT(worker, 0);
   EXPECT_EQ(worker_of(outcomes[1]), worker) << "the second job started a process of its own";
   EXPECT_EQ(worker_of(outcomes[2]), worker);
+  // Its thread has ended: the next thread's job runs in it (a stage's pool hands its workers to the next's).
+  EXPECT_FALSE(process_is_dead(worker));
+  const auto later = serve({job("finish")});
+  ASSERT_EQ(later[0].end, End::finished) << explain(later[0]);
+  EXPECT_EQ(worker_of(later[0]), worker);
+  release_idle_workers();
   const bool dead = dies_within(worker, 100);
-  EXPECT_TRUE(dead) << "the serving worker " << worker << " outlived its thread";
+  EXPECT_TRUE(dead) << "the serving worker " << worker << " outlived its release";
   if (!dead) ::kill(worker, SIGKILL);
+}
+
+TEST_F(ServingWorker, WorkersStartedAheadTakeTheJobsAndOthersAreStartedOnlyWhenNoneIsIdle) {
+  const auto serving_logs = [&] {
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(directory_))
+      n += entry.path().filename().string().starts_with("serving-worker-");
+    return n;
+  };
+  start_serving_workers(-1, 2, directory_);
+  EXPECT_EQ(serving_logs(), 2);
+  start_serving_workers(-1, 2, directory_);  // two are idle already
+  EXPECT_EQ(serving_logs(), 2);
+  std::vector<WorkerOutcome> first, second;
+  std::thread a([&] { first = serve({job("finish"), job("finish")}, 30, "a"); });
+  std::thread b([&] { second = serve({job("finish")}, 30, "b"); });
+  a.join();
+  b.join();
+  for (const WorkerOutcome& outcome : first) ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
+  ASSERT_EQ(second[0].end, End::finished) << explain(second[0]);
+  EXPECT_EQ(serving_logs(), 2) << "a job started a worker while one started ahead was idle";
+  // A worker started under other variables is not handed a job: the job's worker would see them.
+  const pid_t before = worker_of(serve({job("finish")})[0]);
+  ::setenv("TUNEFUZZ_TEST_ANOTHER_VARIABLE", "1", 1);
+  const pid_t other = worker_of(serve({job("finish")})[0]);
+  ::unsetenv("TUNEFUZZ_TEST_ANOTHER_VARIABLE");
+  EXPECT_NE(other, before);
+  EXPECT_EQ(serving_logs(), 3);
+  EXPECT_NE(worker_of(serve({job("finish")})[0]), other);
 }
 
 TEST_F(ServingWorker, ACrashTakesOnlyItsJobAndTheNextJobGetsAFreshWorker) {
@@ -343,7 +382,8 @@ TEST_F(ServingWorker, AJobThatFoundAFailureLeavesItsWorkerBehind) {
   for (const WorkerOutcome& outcome : outcomes) ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
   EXPECT_FALSE(outcomes[1].result["passed"].as<bool>());
   EXPECT_EQ(worker_of(outcomes[1]), worker_of(outcomes[0])) << "the failing job ran in the same worker";
-  EXPECT_NE(worker_of(outcomes[2]), worker_of(outcomes[0])) << "the next candidate got the failing job's worker";
+  EXPECT_NE(worker_of(outcomes[2]), worker_of(outcomes[0]))
+      << "the next candidate got the failing job's worker";
 }
 
 TEST_F(ServingWorker, AHungJobIsKilledWithItsWorkerAndTheNextJobRuns) {

@@ -4,8 +4,8 @@
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //            [--strategy exhaustive|halving|model]  (how each problem's candidates are searched)
 //   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
-//   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded timings
-//   tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
+//   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded
+//   timings tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
 // --json on space, compile, run and show prints one JSON document on standard output.
 // Exit codes: 0 success, 1 failure, 2 bad input (config errors name file:line:field), 3 no usable GPU.
 #include <CLI/CLI.hpp>
@@ -14,30 +14,32 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <future>
 #include <iostream>
 #include <optional>
 
 #include "runtime/backend/compiler.hpp"
 #include "runtime/backend/kernel_cache.hpp"
+#include "runtime/dispatch/results_reader.hpp"
+#include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/problem_coverage.hpp"
 #include "tuner/campaign/reproducer.hpp"
-#include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
-#include "tuner/device/fuzzing.hpp"
 #include "tuner/campaign/session.hpp"
-#include "tuner/cluster/cluster.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/cli/replay_command.hpp"
 #include "tuner/cli/table_commands.hpp"
 #include "tuner/cli/tune_main.hpp"
-#include "tuner/common/input_file.hpp"
+#include "tuner/cluster/cluster.hpp"
 #include "tuner/common/hash.hpp"
+#include "tuner/common/input_file.hpp"
 #include "tuner/common/version.hpp"
 #include "tuner/device/domain_coverage.hpp"
+#include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
-#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
+#include "tuner/worker/worker_client.hpp"
 
 namespace {
 
@@ -263,6 +265,35 @@ int command_run(Options o) {
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
+  // While the candidates compile (one process, not under mpirun), the GPU is probed and the fuzz stage's
+  // serving workers are started: each makes its CUDA context as it starts, which some hosts do one at a time
+  // (32 workers on a four-H200 host waited 8.2 s each before their first job, results/campaign-gpus-h200x4-
+  // ba8dcf9). Nothing is created, the work directory included, unless the probe finds the GPU.
+  struct EarlyProbe {
+    DeviceInfo device;
+    std::vector<Gpu> gpus;
+    std::optional<Error> error;
+  };
+  std::future<EarlyProbe> early;
+  if (cluster::size() == 1) {
+    const Config config = load_config(o.config);  // an error here is prepare's first too
+    const fs::path output = o.output.empty() ? output_of(config) : fs::path(o.output);
+    const fs::path work_directory = work.empty() ? fs::path(output.string() + ".work") : fs::path(work);
+    early = std::async(std::launch::async, [config, gpu_choice, work_directory] {
+      EarlyProbe probe;
+      try {
+        probe.device = require_devices(config, gpu_choice, probe.gpus);
+        fs::create_directories(work_directory);
+        const int workers = static_cast<int>(config.budgets.fuzz_workers);
+        if (probe.gpus.empty()) start_serving_workers(-1, workers, work_directory);
+        for (const Gpu& gpu : probe.gpus)
+          if (gpu.rank == cluster::rank()) start_serving_workers(gpu.index, workers, work_directory);
+      } catch (const Error& e) {
+        probe.error = e;
+      }
+      return probe;
+    });
+  }
   // A screened campaign compiles twins for its winners alone, at their confirmation (confirm_stage.hpp).
   const Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened);
   if (cluster::rank() > 0) return serve_rank(gpu_choice);  // rank 0 runs the campaign, on every rank's GPUs
@@ -285,8 +316,15 @@ int command_run(Options o) {
   DeviceInfo device;
   std::vector<Gpu> gpus;  // --gpus: the pools' GPUs; empty: the one this process sees
   try {
-    device = require_devices(config, gpu_choice, gpus);
-    fs::create_directories(work_directory);
+    if (early.valid()) {
+      EarlyProbe probe = early.get();
+      if (probe.error) throw *probe.error;
+      device = probe.device;
+      gpus = probe.gpus;
+    } else {
+      device = require_devices(config, gpu_choice, gpus);
+      fs::create_directories(work_directory);
+    }
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
     if (o.json) {
@@ -463,7 +501,8 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   CLI::App* compile = app.add_subcommand(
       "compile", "compile every kept candidate with NVRTC (sm_*) or hiprtc (gfx*); no GPU needed");
   compile->add_option("config", o.config, "campaign config")->required();
-  compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)")->check(CLI::Range(1, 1024));
+  compile->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)")
+      ->check(CLI::Range(1, 1024));
 
   CLI::App* run =
       app.add_subcommand("run", "compile, fuzz and time every candidate; write the results table");
@@ -471,8 +510,9 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   run->add_option("-o,--output", o.output, "results table (default: the config's output)");
   run->add_option("-j,--jobs", o.jobs, "compiler threads (default: all cores)")->check(CLI::Range(1, 1024));
   run->add_option("--work-dir", o.work_directory, "worker jobs and logs (default: OUTPUT.work)");
-  run->add_flag("--no-sanitize", o.no_sanitize,
-                "write winners without replaying them under compute-sanitizer (rows then say sanitizers: [])");
+  run->add_flag(
+      "--no-sanitize", o.no_sanitize,
+      "write winners without replaying them under compute-sanitizer (rows then say sanitizers: [])");
   run->add_flag("--resume", o.resume,
                 "continue a campaign that was killed, from its journal (OUTPUT.journal)");
   run->add_flag("--no-store", o.no_store,
@@ -482,7 +522,8 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
                   "how each problem's candidates are searched: " + strategy_names() +
                       " (default: the config's budgets.strategy, else exhaustive)")
       ->check([](const std::string& name) {
-        return parse_strategy(name) ? std::string() : "unknown strategy '" + name + "' (expected " + strategy_names() + ")";
+        return parse_strategy(name) ? std::string()
+                                    : "unknown strategy '" + name + "' (expected " + strategy_names() + ")";
       });
   run->add_option("--gpus", o.gpus,
                   "all, or GPU indices like 0,2,3: a worker pool per GPU, each problem timed on one "
@@ -504,8 +545,9 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   export_->add_option("--format", o.format, "yaml, json, csv, header (C++17) or cmake (installable package)")
       ->required();
   export_->add_option("-o,--output", o.output, "output file (cmake: a directory)")->required();
-  export_->add_flag("--embed-kernels", o.embed_kernels,
-                    "cmake: compile each winner ahead of time for its table's GPU and put the images in the package");
+  export_->add_flag(
+      "--embed-kernels", o.embed_kernels,
+      "cmake: compile each winner ahead of time for its table's GPU and put the images in the package");
 
   CLI::App* merge =
       app.add_subcommand("merge", "combine results tables (same card: one table; else a collection)");

@@ -11,6 +11,7 @@
 namespace tunefuzz::device {
 
 CaseResult run_case_job(const CaseJob& job) {
+  release_timing_setup();  // a serving worker that timed before: those buffers may be gigabytes
   Context context;
   Stream stream;
   ProgressLog progress(job.progress);

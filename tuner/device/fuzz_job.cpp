@@ -7,6 +7,7 @@
 namespace tunefuzz::device {
 
 FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzResult&)>& write_partial) {
+  release_timing_setup();  // a serving worker that timed before: those buffers may be gigabytes
   PhaseClock::Seconds setup;
   PhaseClock clock(&setup, "context");
   const DeviceInfo device = query_device();

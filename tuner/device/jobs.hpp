@@ -15,6 +15,11 @@ FuzzResult run_fuzz_job(const FuzzJob& job, const std::function<void(const FuzzR
 /// through `write_partial` after each entry; a fault that poisons the context ends the process (code 4).
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial);
 
+/// Frees what run_time_job keeps for the next round of the problem it timed last (its inputs on the host and
+/// the device, the checks' projections, cuBLAS's handle): a serving worker that goes on to other jobs, which
+/// may need the memory for a huge case, lets it go first.
+void release_timing_setup();
+
 /// Runs one case (job.runs launches in pairs): judged by the oracle, and each pair must agree bit for bit
 /// (else the failure class is `nondeterministic`).
 CaseResult run_case_job(const CaseJob& job);

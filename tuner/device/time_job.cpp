@@ -35,7 +35,8 @@ std::map<std::string, Loaded> load_named(const TimeJob& job) {
 
 const Loaded& named(const std::map<std::string, Loaded>& loaded, const std::string& id) {
   const auto it = loaded.find(id);
-  if (it == loaded.end()) throw Error(ErrorKind::bad_input, "the time job names " + id + " but gives no image of it");
+  if (it == loaded.end())
+    throw Error(ErrorKind::bad_input, "the time job names " + id + " but gives no image of it");
   return it->second;
 }
 
@@ -153,7 +154,8 @@ struct Round {
 // What a worker keeps from one time job to the next when both time the same problem with the same seed,
 // warm-up and repeats (a strategy's rounds go to the thread's serving worker one after another): the inputs
 // in host and device memory, their projections for the checks, the stream and cuBLAS's handle. One problem
-// at a time; never freed (the process's end returns it), so nothing is torn down after the driver.
+// at a time: freed when another problem's round comes or the worker goes on to another kind of job
+// (release_timing_setup), never at the process's end, so nothing is torn down after the driver.
 struct TimingSetup {
   std::string key;
   Context context;  // holds the primary context while the buffers live
@@ -172,12 +174,18 @@ std::string timing_setup_key(const TimeJob& job) {
   return YAML::Dump(to_yaml(key));
 }
 
+TimingSetup* kept = nullptr;  // the setup of the problem timed last
+
 }  // namespace
+
+void release_timing_setup() {
+  delete kept;
+  kept = nullptr;
+}
 
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
   TimeResult result;
   PhaseClock clock(&result.phase_seconds, "context");
-  static TimingSetup* kept = nullptr;
   const std::string key = timing_setup_key(job);
   if (!kept || kept->key != key) {
     delete kept;  // another problem's: its buffers go before the new ones are made

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -119,6 +120,14 @@ std::vector<std::string> environment_for(int gpu) {
   return gpu >= 0 ? worker_environment(variables, gpu) : variables;
 }
 
+// What a serving worker is started with: the executable and the environment it sees (a worker started under
+// other variables, say by a test that set some since, is not handed this job).
+std::string serving_key(int gpu, const fs::path& exe) {
+  std::string key = exe.string();
+  for (const std::string& variable : environment_for(gpu)) key += '\n' + variable;
+  return key;
+}
+
 // Starts `args` in a process group of its own, its standard output and error going to `log` and, when given,
 // its standard input and file descriptor 3 to the two pipe ends. Returns the pid, or 0 and the reason.
 pid_t spawn(const std::vector<std::string>& args, int gpu, const fs::path& log, int input, int replies,
@@ -194,7 +203,8 @@ Waited watch(pid_t pid, int replies, const fs::path& progress, double timeout_s,
       kill(-pid, SIGKILL);
       killed = true;
     }
-    if (!killed && kernel_deadline_s > 0 && !progress.empty() && std::chrono::steady_clock::now() >= next_check) {
+    if (!killed && kernel_deadline_s > 0 && !progress.empty() &&
+        std::chrono::steady_clock::now() >= next_check) {
       next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
       if (kernel_overran()) {
         kill(-pid, SIGKILL);
@@ -208,8 +218,9 @@ Waited watch(pid_t pid, int replies, const fs::path& progress, double timeout_s,
 
 // The outcome's end from how the wait ended, and what the job left behind: its log's tail, its last progress
 // line and its result.
-void conclude(WorkerOutcome& outcome, Waited waited, int status, const YAML::Node& job, const fs::path& log_path,
-              const fs::path& result_path, std::chrono::steady_clock::time_point start) {
+void conclude(WorkerOutcome& outcome, Waited waited, int status, const YAML::Node& job,
+              const fs::path& log_path, const fs::path& result_path,
+              std::chrono::steady_clock::time_point start) {
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   outcome.stderr_tail = tail_of_file(log_path, 4000);
   if (job["progress"]) outcome.last_progress = last_line(job["progress"].as<std::string>());
@@ -248,7 +259,7 @@ void conclude(WorkerOutcome& outcome, Waited waited, int status, const YAML::Nod
 // failing kernel left in the process can reach another candidate's verdict.
 class ServingWorker {
  public:
-  ServingWorker(int gpu, const fs::path& exe, const fs::path& log) : gpu_(gpu) {
+  ServingWorker(int gpu, const fs::path& exe, const fs::path& log) : gpu_(gpu), key_(serving_key(gpu, exe)) {
     int input[2], replies[2];
     if (pipe2(input, O_CLOEXEC) != 0) return;
     if (pipe2(replies, O_CLOEXEC) != 0) {
@@ -270,6 +281,13 @@ class ServingWorker {
 
   bool alive() const { return pid_ > 0; }
   int gpu() const { return gpu_; }
+  /// What it was started with: the executable and its environment (the GPU it is shown among it).
+  const std::string& key() const { return key_; }
+  /// Its input closed, so that it exits at its end (retire() then reaps it).
+  void close_input() {
+    if (input_ >= 0) close(input_);
+    input_ = -1;
+  }
   const std::string& why() const { return why_; }
 
   // Hands the worker one job (false: it is gone and never got it).
@@ -285,7 +303,8 @@ class ServingWorker {
   // Waits for the job sent. The worker is gone afterwards unless the job finished.
   Waited run(const fs::path& progress, double timeout_s, double kernel_deadline_s,
              std::chrono::steady_clock::time_point start, WorkerOutcome& outcome, int& status) {
-    const Waited waited = watch(pid_, replies_, progress, timeout_s, kernel_deadline_s, start, outcome, status);
+    const Waited waited =
+        watch(pid_, replies_, progress, timeout_s, kernel_deadline_s, start, outcome, status);
     if (waited != Waited::replied) pid_ = 0;  // exited, killed or lost: reaped or abandoned
     return waited;
   }
@@ -309,12 +328,90 @@ class ServingWorker {
 
  private:
   int gpu_ = -1;
+  std::string key_;
   pid_t pid_ = 0;
   int input_ = -1, replies_ = -1;
   std::string why_;
 };
 
+// Serving workers no thread is using, by key: a thread takes one that was started as it would start its own
+// before it starts another, and gives its own back when it ends. So the stages' pool threads, which end with
+// their stage, hand their workers (each holding its CUDA context) to the next stage's, and workers started
+// ahead of the jobs (start_serving_workers) are there when the first job comes.
+class IdleWorkers {
+ public:
+  ~IdleWorkers() { release(); }
+
+  std::unique_ptr<ServingWorker> take(const std::string& key) {
+    const std::lock_guard lock(mutex_);
+    const auto it = idle_.find(key);
+    if (it == idle_.end()) return nullptr;
+    std::unique_ptr<ServingWorker> worker = std::move(it->second);
+    idle_.erase(it);
+    return worker;
+  }
+
+  void give(std::unique_ptr<ServingWorker> worker) {
+    if (!worker || !worker->alive()) return;
+    const std::lock_guard lock(mutex_);
+    const std::string key = worker->key();
+    idle_.emplace(key, std::move(worker));
+  }
+
+  size_t count(const std::string& key) const {
+    const std::lock_guard lock(mutex_);
+    return idle_.count(key);
+  }
+
+  // Every idle worker's input closed first, so that they wind down together, then each reaped.
+  void release() {
+    std::multimap<std::string, std::unique_ptr<ServingWorker>> going;
+    {
+      const std::lock_guard lock(mutex_);
+      going.swap(idle_);
+    }
+    for (auto& [key, worker] : going) worker->close_input();
+    going.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::multimap<std::string, std::unique_ptr<ServingWorker>> idle_;
+};
+
+IdleWorkers& idle_workers() {
+  static IdleWorkers workers;
+  return workers;
+}
+
+// The calling thread's serving worker, given to the idle ones when the thread ends.
+struct ThreadWorker {
+  std::unique_ptr<ServingWorker> worker;
+  ~ThreadWorker() { idle_workers().give(std::move(worker)); }
+};
+
+fs::path serving_log(const fs::path& directory) {
+  static std::atomic<unsigned> started{0};
+  return directory /
+         ("serving-worker-" + std::to_string(getpid()) + "-" + std::to_string(started++) + ".log");
+}
+
 }  // namespace
+
+void start_serving_workers(int gpu, int count, const fs::path& directory) {
+  const fs::path exe = worker_executable();
+  if (!fs::exists(exe)) return;
+  const std::string key = serving_key(gpu, exe);
+  for (size_t have = idle_workers().count(key); have < static_cast<size_t>(std::max(0, count)); ++have) {
+    auto worker = std::make_unique<ServingWorker>(gpu, exe, serving_log(directory));
+    if (!worker->alive()) return;  // a job will say why when it starts one
+    idle_workers().give(std::move(worker));
+  }
+}
+
+void release_idle_workers() {
+  idle_workers().release();
+}
 
 WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const std::string& name,
                          double timeout_s, const std::vector<std::string>& wrapper, double kernel_deadline_s,
@@ -335,15 +432,16 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
   int status = 0;
   Waited waited = Waited::lost;
   if (reuse && wrapper.empty()) {
-    thread_local std::unique_ptr<ServingWorker> serving;
-    if (serving && (!serving->alive() || serving->gpu() != gpu)) serving.reset();
+    thread_local ThreadWorker held;
+    std::unique_ptr<ServingWorker>& serving = held.worker;
+    const std::string key = serving_key(gpu, exe);
+    if (serving && (!serving->alive() || serving->key() != key)) idle_workers().give(std::move(serving));
+    if (!serving) serving = idle_workers().take(key);
     const auto start = std::chrono::steady_clock::now();
     const std::string line = job_path.string() + "\t" + result_path.string() + "\t" + log_path.string();
     // A worker that went away between jobs never got this one: a fresh one does (once).
     for (int attempt = 0; attempt < 2 && !(serving && serving->send(line)); ++attempt) {
-      const fs::path log =
-          directory / ("serving-worker-" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000) + ".log");
-      serving = std::make_unique<ServingWorker>(gpu, exe, log);
+      serving = std::make_unique<ServingWorker>(gpu, exe, serving_log(directory));
       if (!serving->alive()) {
         outcome.stderr_tail = serving->why();
         serving.reset();
@@ -355,7 +453,8 @@ WorkerOutcome run_worker(const YAML::Node& job, const fs::path& directory, const
     if (waited == Waited::lost) return outcome;
     conclude(outcome, waited, status, job, log_path, result_path, start);
     // A job that found a failure leaves its process: the next candidate gets a fresh one.
-    if (!serving->alive() || (outcome.result && outcome.result["passed"] && !outcome.result["passed"].as<bool>()))
+    if (!serving->alive() ||
+        (outcome.result && outcome.result["passed"] && !outcome.result["passed"].as<bool>()))
       serving.reset();
     return outcome;
   }
@@ -377,8 +476,13 @@ std::vector<std::string> sanitizer_wrapper(const std::string& tool) {
                 "--sanitize " + tool + ": expected memcheck, racecheck, synccheck or initcheck");
   // TUNEFUZZ_COMPUTE_SANITIZER names another executable (a test's stand-in that runs the worker as it is).
   const char* program = std::getenv("TUNEFUZZ_COMPUTE_SANITIZER");
-  return {program && *program ? program : "compute-sanitizer", "--tool", tool, "--error-exitcode", "9",
-          "--print-limit", "20"};
+  return {program && *program ? program : "compute-sanitizer",
+          "--tool",
+          tool,
+          "--error-exitcode",
+          "9",
+          "--print-limit",
+          "20"};
 }
 
 std::string sanitizer_report(const std::string& output) {

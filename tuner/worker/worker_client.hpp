@@ -47,13 +47,24 @@ std::filesystem::path worker_executable();
 /// shows the worker only that GPU (its index among those this process sees; worker_environment), so the
 /// worker's device 0 is it; -1 leaves the environment as it is.
 /// `reuse` (without a wrapper) hands the job to a worker that lives for many jobs (`tunefuzz-worker
-/// --serve`), kept by the calling thread for its next job on the same GPU: no process start, driver and
+/// --serve`), kept by the calling thread for its next job on the same GPU, and when the thread ends by the
+/// next thread that asks for one started the same way (start_serving_workers): no process start, driver and
 /// context per job. The outcome is the one a worker of one job would give; a worker whose job did not finish,
 /// or found a failure (`passed: false`), is let go, so the next job starts a fresh process.
 WorkerOutcome run_worker(const YAML::Node& job, const std::filesystem::path& directory,
                          const std::string& name, double timeout_s,
                          const std::vector<std::string>& wrapper = {}, double kernel_deadline_s = 0,
                          int gpu = -1, bool reuse = false);
+
+/// Starts serving workers (`tunefuzz-worker --serve`) for `gpu` until `count` are idle, their logs in
+/// `directory`, for run_worker's `reuse` jobs to take: each makes its CUDA context as it starts (one at a
+/// time on some hosts: 0.26 s each on the four-H200 machines), so started ahead of the jobs they do that
+/// while the caller does something else. A serving worker whose thread ends is kept idle the same way for the
+/// next thread's jobs.
+void start_serving_workers(int gpu, int count, const std::filesystem::path& directory);
+
+/// Lets every idle serving worker go (each exits at the end of its input); the process's end does it too.
+void release_idle_workers();
 
 /// The environment `environment` (NAME=VALUE entries) with CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES
 /// naming only GPU `gpu` of those it shows: entry `gpu` of the list a variable already holds (so `--gpus 1`

@@ -16,12 +16,15 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "fuzz/oracle.hpp"
 #include "tuner/device/hip/jobs.hpp"
@@ -175,18 +178,25 @@ int run_one(const std::filesystem::path& job_path, const std::filesystem::path& 
   }
 }
 
-// `--serve`: jobs one after another, each a line on standard input (job, result and log paths, tab-separated),
-// its output in its log, answered by "done" on file descriptor 3 once its result is written. A job that does
-// not end with 0 ends the worker with its code, as a worker of one job would have exited. The device's primary
-// context is held from the first job that finished on, so later jobs do not create it again.
+// `--serve`: jobs one after another, each a line on standard input (job, result and log paths,
+// tab-separated), its output in its log, answered by "done" on file descriptor 3 once its result is written.
+// A job that does not end with 0 ends the worker with its code, as a worker of one job would have exited. The
+// device's primary context is made when the worker starts (a coordinator may start workers ahead of their
+// jobs) and held, so no job creates it again.
 int serve() {
 #if !TUNEFUZZ_WORKER_HIP_ONLY
   std::optional<device::Context> held;
+  try {
+    held.emplace();
+  } catch (const std::exception&) {
+    // no CUDA device here (an AMD job, or none at all): nothing to hold; a job says what is missing
+  }
 #endif
   for (std::string line; std::getline(std::cin, line);) {
     std::istringstream fields(line);
     std::string job, result, log;
-    if (!std::getline(fields, job, '\t') || !std::getline(fields, result, '\t') || !std::getline(fields, log)) {
+    if (!std::getline(fields, job, '\t') || !std::getline(fields, result, '\t') ||
+        !std::getline(fields, log)) {
       std::cerr << "tunefuzz-worker --serve: expected JOB<TAB>RESULT<TAB>LOG, got '" << line << "'\n";
       return 2;
     }
@@ -204,13 +214,6 @@ int serve() {
     std::cout.flush();
     std::cerr.flush();
     if (code != 0) return code;
-#if !TUNEFUZZ_WORKER_HIP_ONLY
-    if (!held) try {
-        held.emplace();
-      } catch (const std::exception&) {
-        // no CUDA device here (an AMD job): nothing to hold
-      }
-#endif
     if (write(3, "done\n", 5) != 5) return 1;  // the coordinator is gone
   }
   return 0;
@@ -219,9 +222,17 @@ int serve() {
 int main(int argc, char** argv) {
   // Die with the coordinator: a campaign killed with -9 must not leave workers holding the GPU.
   const pid_t parent = getppid();
+  if (argc == 2 && std::string(argv[1]) == "--serve") {
+    // A serving worker outlives the coordinator thread that started it (it waits idle for the next stage's
+    // threads), and the parent-death signal follows that thread, not the process: watch the process.
+    std::thread([parent] {
+      while (getppid() == parent) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::_Exit(1);
+    }).detach();
+    return serve();
+  }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) return 1;  // the coordinator died before the line above took effect
-  if (argc == 2 && std::string(argv[1]) == "--serve") return serve();
   if (argc != 3) {
     std::cerr << "usage: " << argv[0] << " JOB.yaml RESULT.yaml | --serve\n";
     return 2;
