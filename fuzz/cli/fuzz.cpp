@@ -178,12 +178,16 @@ int command_run(const Options& o) {
   const GpuChoice gpu_choice = o.gpus.empty() ? GpuChoice{} : parse_gpu_choice(o.gpus);  // checked up front
   if (!o.sanitize.empty()) s.sanitizer = sanitizer_wrapper(o.sanitize);                  // checked up front
   FILE* text = o.json ? stderr : stdout;  // with --json, standard output holds only the JSON report
+  // While the candidates compile, the GPU is probed and the fuzz workers start (session.hpp).
+  std::optional<EarlyDevices> early;
+  if (cluster::rank() == 0)
+    early.emplace(load_config(o.config), gpu_choice, work_directory_for(o, "fuzz-work"));
   const auto compile_start = std::chrono::steady_clock::now();
   const Prepared prepared = prepare(o.config, o.jobs, Twins::perturbed);
   s.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   if (cluster::rank() > 0) return serve_rank(gpu_choice);  // rank 0 runs the campaign, on every rank's GPUs
   const Config& config = prepared.config;
-  // Nothing left to fuzz is a failure, said before any GPU is asked for.
+  // Nothing left to fuzz is a failure, said before the probe's answer is used.
   const std::string nothing_to_fuzz = explain_removed(prepared, text);
   if (!nothing_to_fuzz.empty()) {
     std::fprintf(stderr, "fuzz: nothing to fuzz: %s\n", nothing_to_fuzz.c_str());
@@ -210,8 +214,7 @@ int command_run(const Options& o) {
   s.timeout_s =
       o.huge ? std::max(600.0, config.budgets.candidate_timeout_s) : config.budgets.candidate_timeout_s;
   s.huge_weight = o.huge ? 1 : 0;
-  const DeviceInfo device = require_devices(config, gpu_choice, s.gpus);
-  fs::create_directories(s.work_directory);
+  const DeviceInfo device = early->get(s.gpus);
   print_header(o, s, text);
 
   const FuzzRunReport r = fuzz_campaign(prepared.compiled, device, s);

@@ -6,6 +6,7 @@
 #include "tuner/campaign/confirm_stage.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/cluster/cluster.hpp"
+#include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
 
@@ -34,11 +35,12 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
   all.insert(all.end(), extra.begin(), extra.end());
   if (twins == Twins::unless_screened) twins = fuzz_is_screened(p.config) ? Twins::none : Twins::perturbed;
   if (cluster::size() > 1) {
-    // Over MPI ranks each compiles every size-th candidate into the shared cache first; the full compile below
-    // then finds them there, on rank 0 as on the others.
+    // Over MPI ranks each compiles every size-th candidate into the shared cache first; the full compile
+    // below then finds them there, on rank 0 as on the others.
     cluster::require_shared(KernelCache::default_directory(), "the kernel cache");
     std::vector<Candidate> share;
-    for (size_t i = static_cast<size_t>(cluster::rank()); i < all.size(); i += static_cast<size_t>(cluster::size()))
+    for (size_t i = static_cast<size_t>(cluster::rank()); i < all.size();
+         i += static_cast<size_t>(cluster::size()))
       share.push_back(all[i]);
     std::fprintf(stderr, "rank %d of %d: compiling its share, %zu of %zu candidates\n", cluster::rank(),
                  cluster::size(), share.size(), all.size());
@@ -86,13 +88,46 @@ DeviceInfo require_devices(const Config& config, const GpuChoice& choice, std::v
   return device;
 }
 
+EarlyDevices::EarlyDevices(const Config& config, const GpuChoice& choice,
+                           std::filesystem::path work_directory)
+    : config_(config), choice_(choice), work_directory_(std::move(work_directory)) {
+  if (cluster::size() > 1) return;
+  probe_ = std::async(std::launch::async, [this] {
+    Probe probe;
+    try {
+      probe.device = require_devices(config_, choice_, probe.gpus);
+      std::filesystem::create_directories(work_directory_);
+      const int workers = static_cast<int>(config_.budgets.fuzz_workers);
+      if (probe.gpus.empty()) start_serving_workers(-1, workers, work_directory_);
+      for (const Gpu& gpu : probe.gpus)
+        if (gpu.rank == cluster::rank()) start_serving_workers(gpu.index, workers, work_directory_);
+    } catch (const Error& e) {
+      probe.error = e;
+    }
+    return probe;
+  });
+}
+
+DeviceInfo EarlyDevices::get(std::vector<Gpu>& gpus) {
+  if (!probe_.valid()) {
+    const DeviceInfo device = require_devices(config_, choice_, gpus);
+    std::filesystem::create_directories(work_directory_);
+    return device;
+  }
+  Probe probe = probe_.get();
+  if (probe.error) throw *probe.error;
+  gpus = probe.gpus;
+  return probe.device;
+}
+
 int serve_rank(const GpuChoice& choice) {
   YAML::Node report;
   {
     const ScratchDirectory scratch;
     report = rank_gpu_report(choice, scratch.path);
   }
-  if (report.IsMap()) std::fprintf(stderr, "rank %d: %s\n", cluster::rank(), report["error"].as<std::string>().c_str());
+  if (report.IsMap())
+    std::fprintf(stderr, "rank %d: %s\n", cluster::rank(), report["error"].as<std::string>().c_str());
   cluster::serve(report);
   return 0;
 }

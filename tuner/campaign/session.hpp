@@ -3,11 +3,14 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tuner/campaign/gpus.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/common/error.hpp"
 
 namespace tunefuzz {
 
@@ -44,6 +47,31 @@ DeviceInfo require_device(const Config& config);
 /// `--gpus` it is require_device, and `gpus` stays empty. Over MPI ranks (rank 0), `gpus` then gets every
 /// other rank's GPUs too (cluster_gpus), so the campaign's pools send jobs to them.
 DeviceInfo require_devices(const Config& config, const GpuChoice& choice, std::vector<Gpu>& gpus);
+
+/// require_devices on another thread, started before the candidates compile, which then also starts the fuzz
+/// stage's serving workers (`budgets.fuzz_workers` per GPU of this rank, start_serving_workers) in
+/// `work_directory`, created only once the probe finds the GPU: each worker makes its CUDA context while the
+/// compile runs (some hosts make them one at a time: 8.2 s for 32 workers on four H200s). Not under mpirun,
+/// where require_devices talks to the other ranks: there get() probes in the caller's thread.
+class EarlyDevices {
+ public:
+  EarlyDevices(const Config& config, const GpuChoice& choice, std::filesystem::path work_directory);
+  EarlyDevices(const EarlyDevices&) = delete;  // the probe's thread holds on to this object
+  EarlyDevices& operator=(const EarlyDevices&) = delete;
+  /// What require_devices returns (its `gpus` into `gpus`), or what it threw, rethrown.
+  DeviceInfo get(std::vector<Gpu>& gpus);
+
+ private:
+  struct Probe {
+    DeviceInfo device;
+    std::vector<Gpu> gpus;
+    std::optional<Error> error;
+  };
+  Config config_;
+  GpuChoice choice_;
+  std::filesystem::path work_directory_;
+  std::future<Probe> probe_;
+};
 
 /// What a rank > 0 does in `tune run` and `fuzz run` once its share is compiled: reports its GPUs for
 /// `choice` to rank 0 and runs the jobs rank 0 sends until told to stop (tuner/cluster). Returns the exit

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <future>
 #include <iostream>
 #include <optional>
 
@@ -265,34 +264,12 @@ int command_run(Options o) {
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
-  // While the candidates compile (one process, not under mpirun), the GPU is probed and the fuzz stage's
-  // serving workers are started: each makes its CUDA context as it starts, which some hosts do one at a time
-  // (32 workers on a four-H200 host waited 8.2 s each before their first job, results/campaign-gpus-h200x4-
-  // ba8dcf9). Nothing is created, the work directory included, unless the probe finds the GPU.
-  struct EarlyProbe {
-    DeviceInfo device;
-    std::vector<Gpu> gpus;
-    std::optional<Error> error;
-  };
-  std::future<EarlyProbe> early;
-  if (cluster::size() == 1) {
+  // While the candidates compile, the GPU is probed and the fuzz stage's serving workers start (session.hpp).
+  std::optional<EarlyDevices> early;
+  if (cluster::rank() == 0) {
     const Config config = load_config(o.config);  // an error here is prepare's first too
     const fs::path output = o.output.empty() ? output_of(config) : fs::path(o.output);
-    const fs::path work_directory = work.empty() ? fs::path(output.string() + ".work") : fs::path(work);
-    early = std::async(std::launch::async, [config, gpu_choice, work_directory] {
-      EarlyProbe probe;
-      try {
-        probe.device = require_devices(config, gpu_choice, probe.gpus);
-        fs::create_directories(work_directory);
-        const int workers = static_cast<int>(config.budgets.fuzz_workers);
-        if (probe.gpus.empty()) start_serving_workers(-1, workers, work_directory);
-        for (const Gpu& gpu : probe.gpus)
-          if (gpu.rank == cluster::rank()) start_serving_workers(gpu.index, workers, work_directory);
-      } catch (const Error& e) {
-        probe.error = e;
-      }
-      return probe;
-    });
+    early.emplace(config, gpu_choice, work.empty() ? fs::path(output.string() + ".work") : fs::path(work));
   }
   // A screened campaign compiles twins for its winners alone, at their confirmation (confirm_stage.hpp).
   const Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened);
@@ -316,15 +293,7 @@ int command_run(Options o) {
   DeviceInfo device;
   std::vector<Gpu> gpus;  // --gpus: the pools' GPUs; empty: the one this process sees
   try {
-    if (early.valid()) {
-      EarlyProbe probe = early.get();
-      if (probe.error) throw *probe.error;
-      device = probe.device;
-      gpus = probe.gpus;
-    } else {
-      device = require_devices(config, gpu_choice, gpus);
-      fs::create_directories(work_directory);
-    }
+    device = early->get(gpus);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
     if (o.json) {
