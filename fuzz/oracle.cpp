@@ -158,6 +158,19 @@ class VerdictBuilder {
   std::vector<bool> mask_;
 };
 
+/// One element judged in exact mode (judge_exact) into `builder`: a wrong one with an infinite ratio, and its
+/// goal (the reference rounded once) in the example.
+void add_exact(VerdictBuilder& builder, int64_t row, int64_t col, double value, double expected,
+               Precision output, bool poisoned_with_nan) {
+  const Outcome outcome = judge_exact(value, expected, output, poisoned_with_nan);
+  if (outcome == Outcome::pass) {
+    builder.add_pass();
+    return;
+  }
+  if (outcome == Outcome::wrong) builder.add_ratio(std::numeric_limits<double>::infinity());
+  builder.add(outcome, {row, col, value, round_to_output(output, expected), 0.0});
+}
+
 // ---- projected check helpers --------------------------------------------------------------------------
 
 /// One element of alpha·A·B + beta·C in double with a compensated (Neumaier) sum, and its magnitude.
@@ -420,13 +433,7 @@ Verdict check_full(const HostMatrix& out, const Reference& reference, const Arit
       const double expected = reference.value(row, col);
       // Most elements pass: what a failure reports (the rounded goal) is made only for the others.
       if (exact) {
-        const Outcome outcome = judge_exact(value, expected, model.output, poisoned_with_nan);
-        if (outcome == Outcome::pass) {
-          builder.add_pass();
-          continue;
-        }
-        if (outcome == Outcome::wrong) builder.add_ratio(std::numeric_limits<double>::infinity());
-        builder.add(outcome, {row, col, value, round_to_output(model.output, expected), 0.0});
+        add_exact(builder, row, col, value, expected, model.output, poisoned_with_nan);
       } else {
         const double bound = error_bound(model, expected, reference.magnitude(row, col));
         const Outcome outcome = judge_bounded(value, expected, bound, model.output, poisoned_with_nan);
@@ -577,12 +584,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
   // its exact value.
   const auto judge = [&](int64_t row, int64_t col, double value, const ExactElement& element) {
     if (exact) {
-      const Outcome outcome = judge_exact(value, element.value, model.output, false);
-      if (outcome == Outcome::wrong) builder.add_ratio(std::numeric_limits<double>::infinity());
-      if (outcome == Outcome::pass)
-        builder.add_pass();
-      else
-        builder.add(outcome, {row, col, value, round_to_output(model.output, element.value), 0.0});
+      add_exact(builder, row, col, value, element.value, model.output, false);
       return;
     }
     const double bound = error_bound(model, element.value, element.magnitude);

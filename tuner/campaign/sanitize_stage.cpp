@@ -159,7 +159,7 @@ void sanitize_winners(std::vector<ProblemTiming>& timings, const std::vector<Fuz
     }
     // The jobs of one tool go in batches, one process each replaying its winners one after another: every
     // process costs a CUDA context and a sanitizer session, which this host creates one at a time (about
-    // 0.23 s each on the H200 machines, results/fuzz-gpus-h200x4), while a batch's replays run in turn.
+    // 0.24 s each on the H200 machines, results/fuzz-gpus-h200x4), while a batch's replays run in turn.
     // ⌈√n⌉ batches of n winners balance the two. A batch that is not clean is replayed winner by winner
     // (sanitizer_finding), which names the winner and the case.
     std::vector<std::vector<size_t>> batches;

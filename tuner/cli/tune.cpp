@@ -264,12 +264,18 @@ int command_run(Options o) {
     o.config = found->string();
     std::fprintf(stderr, "detected %s: using %s\n", probe.device->name.c_str(), o.config.c_str());
   }
+  // The table goes to -o, else the config's output; the workers' files to --work-dir, else TABLE.work.
+  const auto output_for = [&](const Config& c) {
+    return o.output.empty() ? output_of(c) : fs::path(o.output);
+  };
+  const auto work_for = [&](const fs::path& table) {
+    return work.empty() ? fs::path(table.string() + ".work") : fs::path(work);
+  };
   // While the candidates compile, the GPU is probed and the fuzz stage's serving workers start (session.hpp).
   std::optional<EarlyDevices> early;
   if (cluster::rank() == 0) {
     const Config config = load_config(o.config);  // an error here is prepare's first too
-    const fs::path output = o.output.empty() ? output_of(config) : fs::path(o.output);
-    early.emplace(config, gpu_choice, work.empty() ? fs::path(output.string() + ".work") : fs::path(work));
+    early.emplace(config, gpu_choice, work_for(output_for(config)));
   }
   // A screened campaign compiles twins for its winners alone, at their confirmation (confirm_stage.hpp).
   const Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened);
@@ -277,10 +283,10 @@ int command_run(Options o) {
   const Config& config = prepared.config;
   const SpaceStage& stage = prepared.space;
   const auto& compiled = prepared.compiled;
-  const fs::path output = o.output.empty() ? output_of(config) : fs::path(o.output);
+  const fs::path output = output_for(config);
   for (const fs::path& file : {output, stage_summary_path(output), journal_path(output)})
     require_writable_target(file, "campaign's output");
-  const fs::path work_directory = work.empty() ? fs::path(output.string() + ".work") : fs::path(work);
+  const fs::path work_directory = work_for(output);
   if (o.output.empty())
     std::fprintf(stderr, "the table goes to %s (the config's output, relative to %s)\n", output.c_str(),
                  config.file.parent_path().empty() ? "." : config.file.parent_path().c_str());
