@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tuner/campaign/gpus.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
@@ -108,6 +109,10 @@ class RoundRunner {
     job.repeats = options_.repeats;
     job.screen_repeats = round.screen_repeats > 0 ? round.screen_repeats : options_.screen_repeats;
     job.seed = options_.seed;
+    // The node's GPUs time a problem each at once: their workers share its cores (as the fuzz stage's do).
+    const auto here = std::count_if(options_.gpus.begin(), options_.gpus.end(),
+                                    [&](const Gpu& g) { return g.rank == gpu_.rank; });
+    job.host_threads = worker_host_threads(std::thread::hardware_concurrency(), 1, static_cast<size_t>(here));
     job.progress = options_.work_directory / (name + ".progress");
     std::filesystem::remove(job.progress);
     return job;

@@ -312,6 +312,7 @@ YAML::Node to_yaml(const TimeJob& j) {
   n["repeats"] = j.repeats;
   n["screen_repeats"] = j.screen_repeats;
   n["seed"] = j.seed;
+  if (j.host_threads > 0) n["host_threads"] = j.host_threads;
   n["progress"] = j.progress.string();
   return n;
 }
@@ -330,6 +331,7 @@ TimeJob time_job_from_yaml(const YAML::Node& n) {
   j.repeats = get<int64_t>(n, "repeats");
   j.screen_repeats = get<int64_t>(n, "screen_repeats");
   j.seed = get<uint64_t>(n, "seed");
+  j.host_threads = get_or<int>(n, "host_threads", 0);
   j.progress = get<std::string>(n, "progress");
   return j;
 }

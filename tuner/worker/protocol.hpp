@@ -80,6 +80,9 @@ struct TimeJob {
   int64_t repeats = 30;        ///< timed launches per full timing, turns per re-timing
   int64_t screen_repeats = 3;  ///< timed launches per screen
   uint64_t seed = 0;
+  /// Threads the host-side checks may use (the oracle's projections and exact elements); 0: the worker's
+  /// default. Set on every job, since a serving worker may come to it from another stage's job.
+  int host_threads = 0;
   std::filesystem::path progress;
 };
 

@@ -109,7 +109,7 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
   if (kind == "probe") return to_yaml(probe());
   if (kind == "fuzz") {
     const FuzzJob fuzz = fuzz_job_from_yaml(job);
-    if (fuzz.host_threads > 0) fuzz::set_host_threads(static_cast<unsigned>(fuzz.host_threads));
+    fuzz::set_host_threads(static_cast<unsigned>(fuzz.host_threads));
     const auto write_partial = [&](const FuzzResult& partial) { write_yaml(result_path, to_yaml(partial)); };
     const bool amd = is_amd_image(fuzz.image);
     require_runtime(amd, "fuzz job", fuzz.candidate);
@@ -120,6 +120,7 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
   }
   if (kind == "time") {
     const TimeJob time = time_job_from_yaml(job);
+    fuzz::set_host_threads(static_cast<unsigned>(time.host_threads));
     for (const TimeJob::Entry& entry : time.candidates)
       require_runtime(
           is_amd_image(entry.image), "time job", entry.candidate,
@@ -131,6 +132,7 @@ YAML::Node run_job(const YAML::Node& job, const std::filesystem::path& result_pa
   }
   if (kind == "case") {
     const CaseJob replay = case_job_from_yaml(job);
+    fuzz::set_host_threads(0);  // a serving worker keeps the last job's share otherwise
     for (const CaseSet& set : replay.sets)
       require_runtime(is_amd_image(set.image), "case job", set.candidate,
                       "replaying a reproducer's case, as `fuzz replay` does, runs on CUDA only");
