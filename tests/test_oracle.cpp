@@ -467,6 +467,34 @@ TEST(Materialise, ColumnMajorOperandsAreTheTransposedImagesOfTheSameValues) {
   for (int64_t j = 0; j < 6; ++j) EXPECT_TRUE(std::isnan(b_image.get(j, 7)));
 }
 
+// The transpose moves each element's bytes unchanged, for every element size, over more than one tile of
+// rows and columns, and leaves the padding NaN.
+TEST(Materialise, TransposedMovesEveryElementsBitsAndPadsWithNaN) {
+  for (const Precision type : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16,
+                               Precision::fp8e4m3, Precision::fp8e5m2}) {
+    SCOPED_TRACE(to_string(type));
+    HostMatrix logical(type, 70, 130, 133);
+    logical.fill(nan);
+    fill_uniform(logical, 5, 3);
+    logical.set(0, 0, -0.0);
+    logical.set(69, 129, inf);
+    logical.set(64, 64, nan);
+    const HostMatrix image = transposed(logical, 73);
+    ASSERT_EQ(image.rows(), 130);
+    ASSERT_EQ(image.cols(), 70);
+    ASSERT_EQ(image.ld(), 73);
+    const auto bytes = static_cast<size_t>(size_of(type));
+    for (int64_t i = 0; i < 70; ++i)
+      for (int64_t j = 0; j < 130; ++j)
+        ASSERT_EQ(std::memcmp(image.bytes() + static_cast<size_t>(j * 73 + i) * bytes,
+                              logical.bytes() + static_cast<size_t>(i * 133 + j) * bytes, bytes),
+                  0)
+            << i << ", " << j;
+    for (int64_t j = 0; j < 130; ++j)
+      for (int64_t pad = 70; pad < 73; ++pad) EXPECT_TRUE(std::isnan(image.get(j, pad))) << j;
+  }
+}
+
 TEST(Materialise, PaddingIsNaNAndValuesAreFinite) {
   for (Distribution distribution : all_distributions) {
     CaseRecord record = record_of(9, 10, 11, distribution, 99, 1, -1);
@@ -1467,6 +1495,23 @@ TEST(ProjectedLaw, SaturatedElementsBeyondTheBudgetLeaveTheirRowsUnprojected) {
   const int64_t elements = record.m * record.n;
   EXPECT_GT(verdict.checked, elements / 2 - 2 * record.n) << verdict.summary();
   EXPECT_LT(verdict.checked, elements / 2 + 4 * record.m + 16) << verdict.summary();
+}
+
+// An operand's non-finite element, wherever it lies among the rows the host's threads scan, makes the
+// check judge non-finite outputs against the reference (which is NaN there) instead of failing them.
+TEST(ProjectedLaw, ANonFiniteOperandInAnyRowLetsTheReferenceJudgeTheNaNsItCauses) {
+  const ProjectedCase& c = ProjectedCase::get();
+  set_host_threads(4);
+  for (const int64_t row : {0, 150, 299}) {
+    SCOPED_TRACE(row);
+    CaseOperands operands = materialise(c.record, Precision::bf16, Precision::fp32);
+    operands.a.set(row, 7, nan);
+    const HostMatrix out = simulate_kernel(operands, c.record, Precision::fp32);
+    ASSERT_TRUE(std::isnan(out.get(row, 3)));
+    const Verdict verdict = check_projected(out, gemm_of(operands, c.record), c.model, 2, 64, 0, 0, 5);
+    EXPECT_TRUE(verdict.pass) << verdict.summary();
+  }
+  set_host_threads(0);
 }
 
 TEST(ProjectedLaw, NaNOutputIsNonFinite) {

@@ -18,12 +18,14 @@ void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
   fuzz::fill_uniform(matrix, seed, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
 }
 
-// A logical operand on the device in the problem's storage order.
+// A logical operand on the device in the problem's storage order (a row-major one straight from `logical`).
 DeviceBuffer upload(const fuzz::HostMatrix& logical, Order order, int64_t ld) {
-  const fuzz::HostMatrix image = order == Order::row ? logical : fuzz::transposed(logical, ld);
-  DeviceBuffer buffer(image.size_bytes());
-  buffer.upload(image.bytes(), image.size_bytes());
-  return buffer;
+  const auto send = [](const fuzz::HostMatrix& image) {
+    DeviceBuffer buffer(image.size_bytes());
+    buffer.upload(image.bytes(), image.size_bytes());
+    return buffer;
+  };
+  return order == Order::row ? send(logical) : send(fuzz::transposed(logical, ld));
 }
 
 }  // namespace
