@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -140,11 +141,13 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   }
   const fuzz::CaseOperands ops = fuzz::materialise(record, types.input, types.output);
   // What the kernel reads: the operands themselves, or their transposes when stored column-major.
-  const auto image = [](const fuzz::HostMatrix& logical, Order order, int64_t ld) {
-    return order == Order::row ? logical : fuzz::transposed(logical, ld);
+  std::optional<fuzz::HostMatrix> a_t, b_t;
+  const auto image = [](const fuzz::HostMatrix& logical, Order order, int64_t ld,
+                        std::optional<fuzz::HostMatrix>& t) -> const fuzz::HostMatrix& {
+    return order == Order::row ? logical : t.emplace(fuzz::transposed(logical, ld));
   };
-  const fuzz::HostMatrix a_image = image(ops.a, record.layout.a, record.lda());
-  const fuzz::HostMatrix b_image = image(ops.b, record.layout.b, record.ldb());
+  const fuzz::HostMatrix& a_image = image(ops.a, record.layout.a, record.lda(), a_t);
+  const fuzz::HostMatrix& b_image = image(ops.b, record.layout.b, record.ldb(), b_t);
 
   // Operands start `offset` elements into their allocations (misaligned base pointers when odd).
   clock.to("upload");
