@@ -1,7 +1,10 @@
 #include "tuner/campaign/verdict_keys.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "fuzz/generators.hpp"
 #include "runtime/backend/kernel_cache.hpp"
@@ -9,14 +12,56 @@
 
 namespace tunefuzz {
 
-std::string image_sha256(const std::filesystem::path& image) {
+std::string code_sha256(const std::string& image) {
+  const auto whole = [&] { return sha256_hex(image); };
+  // ELF64, little-endian: CUDA cubins and AMD code objects alike. Anything else (or a header or section
+  // table that does not fit the file) is hashed whole.
+  constexpr char kMagic[4] = {0x7f, 'E', 'L', 'F'};
+  if (image.size() < 64 || std::memcmp(image.data(), kMagic, 4) != 0 || image[4] != 2 || image[5] != 1)
+    return whole();
+  const auto at = [&](uint64_t offset, auto value) -> std::optional<decltype(value)> {
+    if (offset > image.size() || image.size() - offset < sizeof value) return std::nullopt;
+    std::memcpy(&value, image.data() + offset, sizeof value);
+    return value;
+  };
+  const auto table = at(0x28, uint64_t{});
+  const auto entry = at(0x3A, uint16_t{}), count = at(0x3C, uint16_t{}), names = at(0x3E, uint16_t{});
+  if (!table || !entry || !count || !names || *entry < 64 || *names >= *count) return whole();
+  const auto section = [&](uint16_t i, uint64_t field, auto value) {
+    return at(*table + uint64_t{i} * *entry + field, value);
+  };
+  const auto names_at = section(*names, 24, uint64_t{});
+  const auto names_size = section(*names, 32, uint64_t{});
+  if (!names_at || !names_size || *names_at > image.size() || image.size() - *names_at < *names_size)
+    return whole();
+  std::string kept;
+  for (uint16_t i = 0; i < *count; ++i) {
+    const auto name_offset = section(i, 0, uint32_t{}), type = section(i, 4, uint32_t{});
+    const auto flags = section(i, 8, uint64_t{}), offset = section(i, 24, uint64_t{}),
+               size = section(i, 32, uint64_t{});
+    if (!name_offset || !type || !flags || !offset || !size || *name_offset >= *names_size) return whole();
+    const size_t name_end = image.find('\0', *names_at + *name_offset);
+    if (name_end == std::string::npos || name_end >= *names_at + *names_size) return whole();
+    const std::string name = image.substr(*names_at + *name_offset, name_end - (*names_at + *name_offset));
+    if (name.find("debug") != std::string::npos) continue;  // .debug_*, .nv_debug_*, their relocations
+    kept += name + '\0' + std::to_string(*type) + ' ' + std::to_string(*flags) + ' ' + std::to_string(*size) +
+            '\0';
+    constexpr uint32_t kNoBits = 8;  // SHT_NOBITS: a size (.nv.shared.*), no bytes in the file
+    if (*type == kNoBits) continue;
+    if (*offset > image.size() || image.size() - *offset < *size) return whole();
+    kept.append(image, *offset, *size);
+  }
+  return sha256_hex(kept);
+}
+
+std::string image_code_sha256(const std::filesystem::path& image) {
   static std::mutex mutex;
   static std::map<std::filesystem::path, std::string> known;
   {
     std::lock_guard lock(mutex);
     if (const auto it = known.find(image); it != known.end()) return it->second;
   }
-  const std::string digest = sha256_hex(read_whole_file(image));
+  const std::string digest = code_sha256(read_whole_file(image));
   std::lock_guard lock(mutex);
   return known[image] = digest;
 }
@@ -46,8 +91,8 @@ VerdictKey fuzz_verdict_key(const CompiledCandidate& compiled, const FuzzOptions
   const bool twin = !compiled.perturbed_image.empty();
   return {
       {"candidate", id},
-      {"image_sha256", image_sha256(compiled.image)},
-      {"perturbed_image_sha256", twin ? image_sha256(compiled.perturbed_image) : ""},
+      {"image_code_sha256", image_code_sha256(compiled.image)},
+      {"perturbed_image_code_sha256", twin ? image_code_sha256(compiled.perturbed_image) : ""},
       {"cases", std::to_string(options.cases)},
       {"perturbed_cases", std::to_string(twin ? perturbed_cases(options.cases) : 0)},
       {"sanitizer", joined(options.sanitizer)},
@@ -72,7 +117,7 @@ VerdictKey sanitizer_key(const Candidate& candidate, const std::filesystem::path
   for (const fuzz::CaseRecord& c : cases) replayed += fuzz::to_string(c) + "\n";
   return {
       {"candidate", candidate.id()},
-      {"image_sha256", image_sha256(image)},
+      {"image_code_sha256", image_code_sha256(image)},
       {"sanitizer", joined(wrapper)},
       {"cases", replayed},
       {"case_generator_version", std::to_string(fuzz::kCaseGeneratorVersion)},
@@ -86,7 +131,7 @@ VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, 
   return {
       {"problem", problem_content(problem)},
       {"candidate", candidate.candidate.id()},
-      {"image_sha256", image_sha256(candidate.image)},
+      {"image_code_sha256", image_code_sha256(candidate.image)},
       {"warmup", std::to_string(options.warmup)},
       {"screen_repeats", std::to_string(screen_repeats)},
       {"seed", std::to_string(options.seed)},
@@ -99,7 +144,8 @@ VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, 
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options) {
   std::string timed;
-  for (const FuzzedCandidate* c : candidates) timed += c->candidate.id() + " " + image_sha256(c->image) + "\n";
+  for (const FuzzedCandidate* c : candidates)
+    timed += c->candidate.id() + " " + image_code_sha256(c->image) + "\n";
   return {
       {"problem", problem_content(problem)},
       {"candidates", timed},

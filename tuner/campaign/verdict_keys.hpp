@@ -1,15 +1,16 @@
 // What decides a campaign's verdicts, as the keys they are filed under in the verdict store
-// (tuner/store/verdict_store.hpp). A fuzz verdict: the candidate (launch parameters are not in the image),
-// the hashes of its image and of its schedule-perturbed twin's, the cases (and how many on the twin and
-// under a sanitizer), its seed, the huge-case weight, the kernel deadline, the case generator's version, the
-// card and the driver. A problem's timing: what the problem computes (its name does not matter), every
-// candidate timed on it with its image's hash, the strategy, the timing budgets and seed, the card and the
-// driver (and the clocks, which the worker does not report: recorded as unknown). One candidate's screen
-// on a problem: what the problem computes, the candidate and its image's hash, warm-up, the screen's launches,
-// the seed, card and driver (clocks unknown). A winner's sanitizer
-// replays: the candidate, its image's hash, the tool and the program run as compute-sanitizer, the cases,
-// the case generator's version, the card and the driver (a compute-sanitizer upgraded without a new driver
-// is not seen: clear the store's `sanitizer` folder after one).
+// (tuner/store/verdict_store.hpp). An image counts by its code digest (code_sha256: its sections but the
+// debug information). A fuzz verdict: the candidate (launch parameters are not in the image), the code
+// digests of its image and of its schedule-perturbed twin's, the cases (and how many on the twin and under a
+// sanitizer), its seed, the huge-case weight, the kernel deadline, the case generator's version, the card
+// and the driver. A problem's timing: what the problem computes (its name does not matter), every candidate
+// timed on it with its image's digest, the strategy, the timing budgets and seed, the card and the driver
+// (and the clocks, which the worker does not report: recorded as unknown). One candidate's screen on a
+// problem: what the problem computes, the candidate and its image's digest, warm-up, the screen's launches,
+// the seed, card and driver (clocks unknown). A winner's sanitizer replays: the candidate, its image's
+// digest, the tool and the program run as compute-sanitizer, the cases, the case generator's version, the
+// card and the driver (a compute-sanitizer upgraded without a new driver is not seen: clear the store's
+// `sanitizer` folder after one).
 #pragma once
 
 #include <filesystem>
@@ -20,8 +21,13 @@
 
 namespace tunefuzz {
 
-/// SHA-256 of a file's bytes, computed once per path in a process (images do not change under a path).
-std::string image_sha256(const std::filesystem::path& image);
+/// SHA-256 of what an image runs: an ELF image's sections (name, type, flags, size and bytes, in order) but
+/// its debug information (`.debug_*`, `.nv_debug_*` and their relocations: line tables and the PTX text that
+/// `--generate-line-info` embeds); any other file whole. A line added above a kernel moves its line table and
+/// not its code, so verdicts keyed by this survive it; any change to the code changes it.
+std::string code_sha256(const std::string& image);
+/// code_sha256 of a file, computed once per path in a process (images do not change under a path).
+std::string image_code_sha256(const std::filesystem::path& image);
 
 VerdictKey fuzz_verdict_key(const CompiledCandidate& compiled, const FuzzOptions& options);
 /// The digest of that key: what a journal's `fuzzed` event is filed under.
