@@ -1,6 +1,6 @@
 #!/bin/bash
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
-# Steps (arguments, in order): cold | rerun | added | tpl:NAME | cfg:NAME | gpucheck:NAME |
+# Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME |
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) | mutant:TEMPLATE:NAME
 # Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
@@ -33,6 +33,11 @@ for step in "$@"; do
             sed -i "1i // $d: a line added to change this template's source (campaign timing after a template change)" /tmp/tpl/$t.cu
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/tpl-$t.yaml --work-dir $W/work-tpl-$t ${EXTRA:-} > $L/tpl-$t.txt 2>&1
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;  # later steps see the shipped templates
+    code:*) t=${step#code:}  # a change to the code of every image of the template's file: a branch in its split-K reduce
+            sed -i 's|^extern "C" __global__ void tf_reduce(const TfGemmParams p) {$|&\n  if (p.n < 0) __trap();  // campaign timing: a change to the code|' /tmp/tpl/$t.cu
+            grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} > $L/code-$t.txt 2>&1
+            rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     cfg:*)  n=${step#cfg:}; [ -f $W/$n.journal ] && r=--resume || r=
             timeout $left $C/bin/tune run configs/$n.yaml -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
     gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
