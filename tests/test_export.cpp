@@ -20,11 +20,13 @@
 #include <sstream>
 #include <tuple>
 
-#include "tests/support/current_table.hpp"
-#include "tuner/table/export.hpp"
-#include "tuner/table/merge.hpp"
+#include "runtime/backend/elf_image.hpp"
 #include "runtime/templates/gemm_mma.hpp"
 #include "runtime/templates/kernel_template.hpp"
+#include "tests/support/current_table.hpp"
+#include "tuner/table/embed.hpp"
+#include "tuner/table/export.hpp"
+#include "tuner/table/merge.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
@@ -537,6 +539,32 @@ TEST(Export, EmbedKernelsCompilesEachWinnerAheadOfTime) {
     EXPECT_EQ(e.where().field, "provenance.template_hashes.gemm_simt") << e.what();
   }
   EXPECT_THROW(export_tables(read_table_set(table), ExportFormat::header, dir / "h.hpp", embed), Error);
+}
+
+// What is embedded is the image the kernel cache holds for the winner, the code the campaign ran, without the
+// debug sections: the same code digest, no debug bytes, a smaller file.
+TEST(Export, EmbeddedImagesAreTheCachedImagesWithoutTheirDebugSections) {
+  const fs::path dir = scratch("embed-stripped");
+  const fs::path templates = TUNEFUZZ_BINARY_DIR "/share/tunefuzz/templates", table = dir / "current.yaml";
+  test::write_current_table(TUNEFUZZ_SOURCE_DIR "/tests/downstream/small_table.yaml", templates, table);
+  const fs::path cache_dir = TUNEFUZZ_BINARY_DIR "/test-cache";
+  const std::vector<EmbeddedImage> images =
+      compile_winners(read_table_set(table), templates, KernelCache(cache_dir));
+  ASSERT_FALSE(images.empty());
+  std::map<std::string, size_t> cached;  // code digest -> size of an image of the cache with that code
+  for (const auto& entry : fs::directory_iterator(cache_dir))
+    if (entry.path().extension() == ".cubin")
+      cached[code_sha256(read(entry.path()))] = fs::file_size(entry.path());
+  for (const EmbeddedImage& image : images) {
+    SCOPED_TRACE(image.candidate);
+    const auto sections = elf_sections(image.image);
+    ASSERT_TRUE(sections);
+    for (const ElfSection& s : *sections)
+      if (is_debug_section(s)) EXPECT_EQ(s.size, 0u) << s.name;
+    const auto it = cached.find(code_sha256(image.image));
+    ASSERT_NE(it, cached.end()) << "no image of the cache has this code";
+    EXPECT_LT(image.image.size(), it->second);
+  }
 }
 
 TEST(Merge, OneCardUnionsRowsByProblemAndRecordsSources) {

@@ -13,21 +13,17 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <array>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "tests/support/fake_gpu.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
-#include "tuner/common/hash.hpp"
 
 namespace {
 
@@ -344,112 +340,6 @@ TEST_F(StoreCampaigns, AJournalResumesAfterAProblemWasAdded) {
   EXPECT_EQ(jobs(root_ / "resumed-again.jobs").count("fuzz"), 0u);
   EXPECT_EQ(timed(root_ / "resumed-again.jobs"), std::set<std::string>{"square_768"});
   EXPECT_EQ(YAML::LoadFile(smoke_table.string())["problems"].size(), 4u);
-}
-
-// ---- the image digest the keys use: code, not debug information ----
-
-/// A little-endian ELF64 file: its header, then each section's bytes, then the section table (the last
-/// section the names). A section of type 8 (no bits) has a size and no bytes.
-std::string elf(const std::vector<std::tuple<std::string, uint32_t, std::string>>& sections) {
-  std::string names(1, '\0'), body;
-  std::vector<std::array<uint64_t, 4>> table = {{0, 0, 0, 0}};  // name, type, offset, size
-  const auto add = [&](const std::string& name, uint32_t type, const std::string& bytes) {
-    table.push_back({names.size(), type, 64 + body.size(), type == 8 ? 100 : bytes.size()});
-    names += name + '\0';
-    if (type != 8) body += bytes;
-  };
-  for (const auto& [name, type, bytes] : sections) add(name, type, bytes);
-  const std::string shstrtab = ".shstrtab";
-  table.push_back({names.size(), 3, 64 + body.size(), names.size() + shstrtab.size() + 1});
-  names += shstrtab + '\0';
-  body += names;
-  std::string out(64, '\0');
-  out[0] = 0x7f, out[1] = 'E', out[2] = 'L', out[3] = 'F', out[4] = 2, out[5] = 1;
-  const auto put = [](std::string& s, size_t at, auto value) {
-    std::memcpy(s.data() + at, &value, sizeof value);
-  };
-  put(out, 0x28, uint64_t{64 + body.size()});
-  put(out, 0x3A, uint16_t{64});
-  put(out, 0x3C, static_cast<uint16_t>(table.size()));
-  put(out, 0x3E, static_cast<uint16_t>(table.size() - 1));
-  out += body;
-  for (const auto& [name, type, offset, size] : table) {
-    std::string entry(64, '\0');
-    put(entry, 0, static_cast<uint32_t>(name));
-    put(entry, 4, static_cast<uint32_t>(type));
-    put(entry, 24, offset);
-    put(entry, 32, size);
-    out += entry;
-  }
-  return out;
-}
-
-TEST(CodeDigest, DebugSectionsDoNotCountEveryOtherSectionDoesAndOtherFilesCountWhole) {
-  const auto image = [](const std::string& code, const std::string& lines, const std::string& ptx) {
-    return elf({{".text.tf_gemm", 1, code},
-                {".nv.shared.tf_gemm", 8, ""},
-                {".debug_line", 1, lines},
-                {".rel.debug_line", 9, lines + "r"},
-                {".nv_debug_ptx_txt", 1, ptx},
-                {".nv.info", 0x70000000, "attr"}});
-  };
-  const std::string base = code_sha256(image("CODE", "line 1", "ptx text"));
-  EXPECT_EQ(code_sha256(image("CODE", "line 2 and more", "ptx text")), base);  // a line table moved
-  EXPECT_EQ(code_sha256(image("CODE", "line 1", "other ptx text")), base);
-  EXPECT_NE(code_sha256(image("CODX", "line 1", "ptx text")), base);  // the code changed
-  EXPECT_NE(code_sha256(elf({{".text.tf_gemm", 1, "CODE"}, {".nv.info", 0x70000000, "attr"}})),
-            code_sha256(elf({{".text.tf_gemm", 1, "CODE"}, {".nv.info", 0x70000000, "attr2"}})));
-  EXPECT_NE(code_sha256(elf({{".text.a", 1, "CODE"}})), code_sha256(elf({{".text.b", 1, "CODE"}})));
-  // Not an ELF image, or one whose tables lie outside the file: every byte counts.
-  EXPECT_EQ(code_sha256("PTX text"), sha256_hex("PTX text"));
-  std::string cut = image("CODE", "line 1", "ptx text");
-  cut.resize(cut.size() - 48);  // into the last section's entry
-  EXPECT_EQ(code_sha256(cut), sha256_hex(cut));
-  std::string wild = image("CODE", "line 1", "ptx text");
-  wild[0x28 + 7] = 0x7f;  // the section table far past the end
-  EXPECT_EQ(code_sha256(wild), sha256_hex(wild));
-}
-
-// On NVRTC's images: one gemm_simt candidate compiled from the shipped template and from the template with a
-// comment line above everything has one code digest (the files differ: their line tables moved); another
-// candidate of the template has another.
-TEST(CodeDigest, NvrtcImagesOfOneCandidateWithACommentLineAddedHaveOneCodeDigest) {
-  const fs::path root = fs::temp_directory_path() / ("tunefuzz-code-digest-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  const auto compile = [&](const std::string& name, int bm, bool comment) {
-    const fs::path templates = root / name / "templates", cache = root / name / "cache";
-    fs::create_directories(templates.parent_path());
-    fs::copy(TUNEFUZZ_SOURCE_DIR "/templates", templates, fs::copy_options::recursive);
-    if (comment) {
-      std::ifstream in(templates / "gemm_simt.cu");
-      const std::string source((std::istreambuf_iterator<char>(in)), {});
-      std::ofstream(templates / "gemm_simt.cu") << "// a comment line above the kernel\n" << source;
-    }
-    const fs::path config = root / name / "config.yaml";
-    YAML::Node c = YAML::LoadFile(kConfig);
-    c["problems"] = YAML::Load("[{name: p, m: 64, n: 64, k: 64, precision: fp32}]");
-    c["templates"] = YAML::Load("[{name: gemm_simt, space: {BM: [" + std::to_string(bm) +
-                                "], BN: [64], BK: [8], TM: [4], TN: [4], STAGES: [2], VEC: [4]}}]");
-    c["output"] = (root / name / "table.yaml").string();
-    std::ofstream(config) << c;
-    const std::string command = "TUNEFUZZ_TEMPLATE_DIR=" + templates.string() +
-                                " TUNEFUZZ_CACHE_DIR=" + cache.string() + " " + kTune + " compile " +
-                                config.string() + " > " + (root / name / "log").string() + " 2>&1";
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
-    std::vector<fs::path> cubins;
-    for (const auto& entry : fs::directory_iterator(cache))
-      if (entry.path().extension() == ".cubin") cubins.push_back(entry.path());
-    EXPECT_EQ(cubins.size(), 1u) << name;
-    std::ifstream in(cubins.empty() ? fs::path() : cubins[0], std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), {});
-  };
-  const std::string plain = compile("plain", 64, false), commented = compile("comment", 64, true),
-                    other = compile("other", 32, false);
-  ASSERT_FALSE(plain.empty());
-  EXPECT_NE(sha256_hex(plain), sha256_hex(commented));
-  EXPECT_EQ(code_sha256(plain), code_sha256(commented));
-  EXPECT_NE(code_sha256(plain), code_sha256(other));
-  fs::remove_all(root);
 }
 
 TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalistsAgain) {

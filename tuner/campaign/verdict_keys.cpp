@@ -1,58 +1,14 @@
 #include "tuner/campaign/verdict_keys.hpp"
 
-#include <cstdint>
-#include <cstring>
 #include <map>
 #include <mutex>
-#include <optional>
 
 #include "fuzz/generators.hpp"
+#include "runtime/backend/elf_image.hpp"
 #include "runtime/backend/kernel_cache.hpp"
 #include "tuner/common/hash.hpp"
 
 namespace tunefuzz {
-
-std::string code_sha256(const std::string& image) {
-  const auto whole = [&] { return sha256_hex(image); };
-  // ELF64, little-endian: CUDA cubins and AMD code objects alike. Anything else (or a header or section
-  // table that does not fit the file) is hashed whole.
-  constexpr char kMagic[4] = {0x7f, 'E', 'L', 'F'};
-  if (image.size() < 64 || std::memcmp(image.data(), kMagic, 4) != 0 || image[4] != 2 || image[5] != 1)
-    return whole();
-  const auto at = [&](uint64_t offset, auto value) -> std::optional<decltype(value)> {
-    if (offset > image.size() || image.size() - offset < sizeof value) return std::nullopt;
-    std::memcpy(&value, image.data() + offset, sizeof value);
-    return value;
-  };
-  const auto table = at(0x28, uint64_t{});
-  const auto entry = at(0x3A, uint16_t{}), count = at(0x3C, uint16_t{}), names = at(0x3E, uint16_t{});
-  if (!table || !entry || !count || !names || *entry < 64 || *names >= *count) return whole();
-  const auto section = [&](uint16_t i, uint64_t field, auto value) {
-    return at(*table + uint64_t{i} * *entry + field, value);
-  };
-  const auto names_at = section(*names, 24, uint64_t{});
-  const auto names_size = section(*names, 32, uint64_t{});
-  if (!names_at || !names_size || *names_at > image.size() || image.size() - *names_at < *names_size)
-    return whole();
-  std::string kept;
-  for (uint16_t i = 0; i < *count; ++i) {
-    const auto name_offset = section(i, 0, uint32_t{}), type = section(i, 4, uint32_t{});
-    const auto flags = section(i, 8, uint64_t{}), offset = section(i, 24, uint64_t{}),
-               size = section(i, 32, uint64_t{});
-    if (!name_offset || !type || !flags || !offset || !size || *name_offset >= *names_size) return whole();
-    const size_t name_end = image.find('\0', *names_at + *name_offset);
-    if (name_end == std::string::npos || name_end >= *names_at + *names_size) return whole();
-    const std::string name = image.substr(*names_at + *name_offset, name_end - (*names_at + *name_offset));
-    if (name.find("debug") != std::string::npos) continue;  // .debug_*, .nv_debug_*, their relocations
-    kept += name + '\0' + std::to_string(*type) + ' ' + std::to_string(*flags) + ' ' + std::to_string(*size) +
-            '\0';
-    constexpr uint32_t kNoBits = 8;  // SHT_NOBITS: a size (.nv.shared.*), no bytes in the file
-    if (*type == kNoBits) continue;
-    if (*offset > image.size() || image.size() - *offset < *size) return whole();
-    kept.append(image, *offset, *size);
-  }
-  return sha256_hex(kept);
-}
 
 std::string image_code_sha256(const std::filesystem::path& image) {
   static std::mutex mutex;

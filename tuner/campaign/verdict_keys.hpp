@@ -21,12 +21,8 @@
 
 namespace tunefuzz {
 
-/// SHA-256 of what an image runs: an ELF image's sections (name, type, flags, size and bytes, in order) but
-/// its debug information (`.debug_*`, `.nv_debug_*` and their relocations: line tables and the PTX text that
-/// `--generate-line-info` embeds); any other file whole. A line added above a kernel moves its line table and
-/// not its code, so verdicts keyed by this survive it; any change to the code changes it.
-std::string code_sha256(const std::string& image);
-/// code_sha256 of a file, computed once per path in a process (images do not change under a path).
+/// code_sha256 (runtime/backend/elf_image.hpp) of a file, computed once per path in a process (images do not
+/// change under a path).
 std::string image_code_sha256(const std::filesystem::path& image);
 
 VerdictKey fuzz_verdict_key(const CompiledCandidate& compiled, const FuzzOptions& options);

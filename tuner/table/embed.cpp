@@ -6,6 +6,7 @@
 
 #include "runtime/backend/compile_candidate.hpp"
 #include "runtime/backend/compiler_for.hpp"
+#include "runtime/backend/elf_image.hpp"
 
 namespace tunefuzz {
 
@@ -55,7 +56,11 @@ std::vector<EmbeddedImage> compile_winners(const TableSet& set, const std::files
       if (!done.insert({row.winner->id, arch}).second) continue;
       const KernelSource& source = tuned_source(table, *candidate.kernel_template, template_directory, sources);
       std::fprintf(stderr, "compiling %s for %s\n", row.winner->id.c_str(), arch.c_str());
-      out.push_back({row.winner->id, arch, compile_candidate(candidate, table.gpu_arch, source, *compiler, cache).image});
+      // Shipped without the line tables and PTX text (two thirds of an NVRTC image, which the module load
+      // would read for nothing): every other section, and so the code the campaign fuzzed and timed, as it
+      // is.
+      const std::string image = compile_candidate(candidate, table.gpu_arch, source, *compiler, cache).image;
+      out.push_back({row.winner->id, arch, without_debug_sections(image).value_or(image)});
     }
   }
   return out;
@@ -63,12 +68,14 @@ std::vector<EmbeddedImage> compile_winners(const TableSet& set, const std::files
 
 std::string kernels_header(const std::vector<EmbeddedImage>& images) {
   std::string out =
-      "// Kernel images compiled ahead of time by `tune export --format cmake --embed-kernels` (empty without it):\n"
+      "// Kernel images compiled ahead of time by `tune export --format cmake --embed-kernels` (empty "
+      "without it):\n"
       "// hand them to the runtime with tunefuzz::runtime::Table::with_images(tunefuzz_tables::kImages).\n"
       "// Generated: export again rather than edit.\n#pragma once\n\n#include <array>\n#include <cstddef>\n"
       "#include <string_view>\n\nnamespace tunefuzz_tables {\n\n"
-      "/// One winner's image: a cubin (sm_*) or an AMDGPU code object (gfx*).\n"
-      "struct Image {\n  std::string_view candidate, arch;\n  const unsigned char* data;\n  std::size_t size;\n};\n\n";
+      "/// One winner's image: a cubin (sm_*) or an AMDGPU code object (gfx*), without its debug sections.\n"
+      "struct Image {\n  std::string_view candidate, arch;\n  const unsigned char* data;\n  std::size_t "
+      "size;\n};\n\n";
   if (images.empty())
     out += "inline constexpr std::array<Image, 0> kImages{};\n";
   else

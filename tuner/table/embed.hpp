@@ -20,7 +20,8 @@ struct EmbeddedImage {
   std::string image;
 };
 
-/// One image per distinct winner and target. Throws Error{bad_input} naming the table when a template in
+/// One image per distinct winner and target, its debug sections emptied (without_debug_sections: the code
+/// digest is the tuned image's). Throws Error{bad_input} naming the table when a template in
 /// `template_directory` is not the source the table was tuned with (its image would be untested code), and
 /// Error{compile} with the log when a winner does not compile.
 std::vector<EmbeddedImage> compile_winners(const TableSet& set, const std::filesystem::path& template_directory,
