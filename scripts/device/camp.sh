@@ -1,6 +1,6 @@
 #!/bin/bash
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
-# Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME |
+# Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) | mutant:TEMPLATE:NAME
 # Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
@@ -41,6 +41,7 @@ for step in "$@"; do
     cfg:*)  n=${step#cfg:}; [ -f $W/$n.journal ] && r=--resume || r=
             timeout $left $C/bin/tune run configs/$n.yaml -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
     gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
+            [ -f $W/$n.yaml ] || cp results/$n.yaml $W/$n.yaml  # no campaign in this call: the committed table
             { $C/bin/tune check $W/$n.yaml && $C/bin/tune export $W/$n.yaml --format cmake --embed-kernels -o /tmp/tables &&
               cmake -S /tmp/tables -B /tmp/tables-build -DCMAKE_INSTALL_PREFIX=$P && cmake --build /tmp/tables-build -j 16 &&
               cmake --install /tmp/tables-build &&
@@ -59,6 +60,19 @@ for step in "$@"; do
             LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /usr/local/cuda/bin/ncu --profile-from-start off \
               --set full -f -o /tmp/profile-$n /tmp/ds-profile/profile_rows $table ${names//,/ } > $L/profile-$n.txt 2>&1
             /usr/local/cuda/bin/ncu --import /tmp/profile-$n.ncu-rep --page details --csv > $L/profile-$n-details.csv 2>&1 ;;
+    loadab) # module loads of the largest cached cubins as compiled and without debug sections
+            # (gpu-carry/bin/strip_debug: without_debug_sections), each fresh process in turn, three rounds
+            g++ -O2 -std=c++17 scripts/load_probe.cpp -I/usr/local/cuda/include -lcuda -o /tmp/load_probe > $L/loadab-build.txt 2>&1
+            { echo "# card: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+              echo "# date: $(date -u +%FT%TZ)"
+              echo "# command: CUDA_MODULE_LOADING=LAZY load_probe IMAGE 1048576 tf_gemm_rr tf_gemm_rc tf_gemm_cr tf_gemm_cc tf_gemm tf_scale_c tf_reduce tf_pack tf_pack_transposed"
+              for f in $(ls -S $TUNEFUZZ_CACHE_DIR/*.cubin | head -${LOADAB_IMAGES:-4}); do
+                $C/bin/strip_debug $f /tmp/stripped.cubin > /dev/null || continue
+                for round in 1 2 3; do for img in $f /tmp/stripped.cubin; do
+                  echo "# round $round: $(basename $f)$([ $img = $f ] || echo ' stripped')"
+                  CUDA_MODULE_LOADING=LAZY /tmp/load_probe $img 1048576 tf_gemm_rr tf_gemm_rc tf_gemm_cr tf_gemm_cc tf_gemm tf_scale_c tf_reduce tf_pack tf_pack_transposed
+                done; done
+              done; } > $L/loadab.txt 2>&1 ;;
     mutant:*) IFS=: read -r _ t m <<< "$step"
             timeout $left $C/bin/fuzz mutants configs/h200.yaml --template $t --mutant $m --cases 100 --timeout $(( left - 10 )) \
               --sanitize none -o $L/mutants-$t-$m.yaml --work-dir /tmp/m-$t > $L/mutants-$t-$m.txt 2>&1 ;;
