@@ -48,7 +48,7 @@ for step in "$@"; do
               cmake -S tests/downstream -B /tmp/ds -DCMAKE_PREFIX_PATH=$P -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/ds -j 16 --target gpu_check; } > $L/gpucheck-build.txt 2>&1
             { echo "# card: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
               echo "# date: $(date -u +%FT%TZ)"
-              echo "# command: LD_LIBRARY_PATH=PREFIX/lib gpu_check $n.yaml (the table this call's campaign wrote)"
+              echo "# command: LD_LIBRARY_PATH=PREFIX/lib gpu_check $n.yaml ($(cmp -s $W/$n.yaml results/$n.yaml && echo "results/$n.yaml as committed" || echo "the table this call's campaign wrote"))"
               LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /tmp/ds/gpu_check $W/$n.yaml; echo "# exit: $?"; } > $G 2>&1 ;;
     profile:*) IFS=: read -r _ table names <<< "$step"; P=/tmp/prefix-profile n=$(basename $table .yaml)
             { [ -d /tmp/ds-profile ] || { rm -rf $P && cp -r $C/prefix $P &&
