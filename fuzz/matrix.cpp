@@ -294,8 +294,13 @@ void HostMatrix::get_row(int64_t row, double* out) const {
   for (int64_t col = 0; col < cols_; ++col) out[col] = get(row, col);
 }
 
-void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
-  constexpr unsigned kStreams = 16;  // row i takes its values from stream i % 16, whoever fills it
+namespace {
+
+// Row i takes its values from stream i % 16, whoever fills it: `draw(rng)` in row order, the same on every
+// host and thread count.
+template <typename Draw>
+void fill_rows(HostMatrix& matrix, uint64_t seed, unsigned threads, const Draw& draw) {
+  constexpr unsigned kStreams = 16;
   threads = std::clamp(threads, 1u, kStreams);
   const int64_t rows = matrix.rows();
   std::vector<std::thread> pool;
@@ -303,12 +308,24 @@ void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
     pool.emplace_back([&, t] {
       for (unsigned stream = t; stream < kStreams; stream += threads) {
         std::mt19937_64 rng(seed * 1000003 + stream);
-        std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+        auto value = draw;  // a distribution per stream
         for (int64_t i = stream; i < rows; i += kStreams)
-          for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, uniform(rng));
+          for (int64_t j = 0; j < matrix.cols(); ++j) matrix.set(i, j, value(rng));
       }
     });
   for (auto& thread : pool) thread.join();
+}
+
+}  // namespace
+
+void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
+  fill_rows(matrix, seed, threads, std::uniform_real_distribution<double>(-1.0, 1.0));
+}
+
+void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi) {
+  const boost::random::uniform_int_distribution<int> integer(lo, hi);
+  fill_rows(matrix, seed, threads,
+            [integer](std::mt19937_64& rng) mutable { return static_cast<double>(integer(rng)); });
 }
 
 double HostMatrix::get(int64_t row, int64_t col) const {

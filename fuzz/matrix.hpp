@@ -71,6 +71,9 @@ class HostMatrix {
 /// `seed`, so the values depend on the seed alone; `threads` (1 to 16) share the streams. (Before, thread t
 /// filled rows t, t + threads, ...: a host with fewer than 16 cores timed other values than one with more.)
 void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads);
+/// Integers uniform in [lo, hi], drawn and spread over threads as fill_uniform's values (the same on every
+/// host and thread count for a seed).
+void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi);
 
 /// The three operands of a case, materialised: A (m×k), B (k×n), C (m×n, the input C; NaN everywhere when
 /// beta == 0, so that a kernel reading it shows up).

@@ -390,6 +390,25 @@ bool exact_applies(Distribution distribution, const ArithmeticModel& model) {
   return holds(model.k, unit_roundoff(model.accumulator));
 }
 
+bool exact_scalars(double alpha, double beta, double largest_sum, double largest_c, Precision accumulator) {
+  if (!std::isfinite(alpha) || !std::isfinite(beta)) return false;
+  // The value of x's lowest set bit (x finite and not 0): its significand scaled up to an integer.
+  const auto lowest_bit = [](double x) {
+    int exponent = 0;
+    double significand = std::frexp(std::fabs(x), &exponent);
+    while (significand != std::floor(significand)) {
+      significand *= 2;
+      --exponent;
+    }
+    return std::ldexp(1.0, exponent);
+  };
+  double lowest = 1;  // s and c are integers
+  for (const double x : {alpha, beta})
+    if (x != 0) lowest = std::min(lowest, lowest_bit(x));
+  const double largest = std::fabs(alpha) * largest_sum + std::fabs(beta) * largest_c;
+  return largest / lowest <= 1.0 / unit_roundoff(accumulator);
+}
+
 double error_bound(const ArithmeticModel& model, double reference, double magnitude) {
   const double accumulation = accumulation_factor(model) * magnitude;
   const double u_out = unit_roundoff(model.output), tiny = smallest_normal(model.output);

@@ -81,6 +81,13 @@ double error_bound(const ArithmeticModel& model, double reference, double magnit
 /// (a group's, then the accumulator's over k) is an integer its precision holds exactly.
 bool exact_applies(Distribution distribution, const ArithmeticModel& model);
 
+/// Whether alpha·s + beta·c is exact in the accumulator for every integer s with |s| ≤ largest_sum and every
+/// integer c with |c| ≤ largest_c, whatever the order of the operations: alpha and beta finite, and the
+/// largest such value over the lowest bit alpha and beta set held by the accumulator's significand. Then a
+/// correct kernel's output on integer operands is the exact value rounded once (exact_applies covering the
+/// sums). alpha = 0.1 is not; 1, 2, -1 and 0.5 are, up to sums of about 2^24 / 2^(their bits).
+bool exact_scalars(double alpha, double beta, double largest_sum, double largest_c, Precision accumulator);
+
 struct ElementError {
   int64_t row = 0, col = 0;
   double value = 0, expected = 0, bound = 0;

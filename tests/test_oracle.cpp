@@ -308,6 +308,65 @@ TEST(HostMatrix, UniformFillDependsOnTheSeedAloneNotOnTheThreads) {
   EXPECT_GT(high, 0.5);
 }
 
+TEST(HostMatrix, IntegerFillDrawsEveryIntegerOfItsRangeWhateverTheThreads) {
+  for (const Precision type : {Precision::bf16, Precision::fp8e4m3, Precision::fp32}) {
+    SCOPED_TRACE(to_string(type));
+    HostMatrix one(type, 37, 19, 21), sixteen(type, 37, 19, 21);
+    fill_integers(one, 5, 1, -2, 2);
+    fill_integers(sixteen, 5, 16, -2, 2);
+    ASSERT_EQ(std::memcmp(one.bytes(), sixteen.bytes(), one.size_bytes()), 0);
+    std::set<double> seen;
+    for (int64_t i = 0; i < 37; ++i)
+      for (int64_t j = 0; j < 19; ++j) seen.insert(one.get(i, j));
+    EXPECT_EQ(seen, (std::set<double>{-2, -1, 0, 1, 2}));
+  }
+}
+
+TEST(ExactScalars, AlphaAndBetaWhoseProductsAndSumTheAccumulatorHoldsExactly) {
+  const double sums = 9.0 * 262144;  // K = 262144 products of magnitude 9 at most
+  EXPECT_TRUE(exact_scalars(1, 0, sums, 2, Precision::fp32));
+  EXPECT_TRUE(exact_scalars(2, -1, sums, 2, Precision::fp32));
+  EXPECT_TRUE(exact_scalars(0.5, 0, sums, 2, Precision::fp32));  // 2^20.2 in halves: 2^22.2 < 2^24
+  EXPECT_TRUE(exact_scalars(-1, 0.5, 9.0 * 4096, 2, Precision::fp32));
+  EXPECT_FALSE(exact_scalars(0.1, 0, 9.0 * 64, 2, Precision::fp32));       // 0.1 has 53 significant bits
+  EXPECT_TRUE(exact_scalars(1.5, 0, sums, 2, Precision::fp32));            // 2^21.8 in halves: 2^22.8
+  EXPECT_FALSE(exact_scalars(1.5, 0, 9.0 * 1048576, 2, Precision::fp32));  // 2^24.8 halves: 25 bits
+  EXPECT_FALSE(exact_scalars(1, 0, 9.0 * 4096, 2, Precision::fp16));  // 36864 integers do not fit 11 bits
+  EXPECT_FALSE(exact_scalars(std::numeric_limits<double>::infinity(), 0, 9, 2, Precision::fp32));
+  EXPECT_FALSE(exact_scalars(1, nan, 9, 2, Precision::fp32));
+  EXPECT_TRUE(exact_scalars(0, 3, 9, 2, Precision::fp32));
+}
+
+// Why the time job checks finalists on integer inputs too: on uniform values in [-1, 1) at K = 131072 the
+// projected check's allowance for the accumulation exceeds the values, and an all-zero output passes it; on
+// integers in [-2, 2] the exact check asks for the exact values and fails it, and passes the right output.
+TEST(ProjectedLaw, AtLargeKOnlyTheIntegerCheckCatchesAnAllZeroOutput) {
+  const int64_t m = 16, n = 16, k = 131072;
+  const ArithmeticModel model{Precision::fp32, Precision::bf16, k};
+  HostMatrix a(Precision::bf16, m, k, k), b(Precision::bf16, k, n, n), c(Precision::bf16, m, n, n);
+  HostMatrix zero(Precision::bf16, m, n, n);
+  zero.fill(0.0);
+  fill_uniform(a, 1, 4);
+  fill_uniform(b, 2, 4);
+  EXPECT_TRUE(ProjectedCheck({&a, &b, &c, 1.0, 0.0}, 2, 3).check(zero, model, 512, 16, 16, 3).pass)
+      << "the bounded check has teeth here now: the integer check may no longer be needed";
+  fill_integers(a, 1, 4, -2, 2);
+  fill_integers(b, 2, 4, -2, 2);
+  ASSERT_TRUE(exact_applies(Distribution::small_int, model));
+  ASSERT_TRUE(exact_scalars(1.0, 0.0, kLargestExactProduct * k, 2, model.accumulator));
+  const ProjectedCheck integers({&a, &b, &c, 1.0, 0.0}, 2, 3);
+  EXPECT_FALSE(integers.check(zero, model, 512, 16, 16, 3, true).pass);
+  HostMatrix right(Precision::bf16, m, n, n);
+  std::vector<double> row(static_cast<size_t>(k));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;  // integers: exact in double in any order
+      for (int64_t p = 0; p < k; ++p) sum += a.get(i, p) * b.get(p, j);
+      right.set(i, j, sum);
+    }
+  EXPECT_TRUE(integers.check(right, model, 512, 16, 16, 3, true).pass);
+}
+
 TEST(RoundTo, OverflowsToInfinityBeyondTheLargestFinite) {
   EXPECT_EQ(round_to(Precision::fp16, 65504.0), 65504.0);
   EXPECT_EQ(round_to(Precision::fp16, 65519.99), 65504.0);

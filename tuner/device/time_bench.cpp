@@ -91,32 +91,78 @@ void TimeBench::screen(const GemmRunner& runner, int64_t repeats, TimedEntry& en
   if (guarded(entry, [&] { time_into(runner, 1, repeats, entry); })) entry.status = "screened";
 }
 
-bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
-                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
-  reset_c();
+bool TimeBench::run_once(const GemmRunner& runner, const DeviceGemm& gemm, TimedEntry& entry) {
   const bool ran = guarded(entry, [&] {
     reserve_workspace(runner);
-    runner.run(gemm_, workspace_.get(), stream_);
+    runner.run(gemm, workspace_.get(), stream_);
     check(cuStreamSynchronize(stream_), "cuStreamSynchronize");
   });
   if (!ran) return false;
   if (out_.size_bytes() != c_.size_bytes())
     out_ = fuzz::HostMatrix(c_.type(), shape_.m, shape_.n, shape_.ldc);
-  fuzz::HostMatrix& out = out_;
-  c_dev_.download(out.bytes(), out.size_bytes());
+  check(cuMemcpyDtoH(out_.bytes(), gemm.c, out_.size_bytes()), "downloading C");
+  return true;
+}
+
+bool TimeBench::judged(const fuzz::Verdict& verdict, const std::string& what, TimedEntry& entry,
+                       OnMismatch on_mismatch) {
+  if (verdict.pass) return true;
+  entry.message = what + verdict.summary();
+  if (on_mismatch == OnMismatch::reject) {
+    entry.status = "incorrect";
+    return false;
+  }
+  entry.message = "outside the bound, timed anyway: " + entry.message;
+  return true;
+}
+
+TimeBench::Integers& TimeBench::integers() {
+  if (integers_) return *integers_;
+  integers_ = std::make_unique<Integers>();
+  Integers& in = *integers_;
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  in.a = fuzz::HostMatrix(a_.type(), shape_.m, shape_.k, shape_.k);
+  in.b = fuzz::HostMatrix(b_.type(), shape_.k, shape_.n, shape_.n);
+  in.c = fuzz::HostMatrix(c_.type(), shape_.m, shape_.n, shape_.ldc);
+  fuzz::fill_integers(in.a, job_.seed + 101, threads, -2, 2);
+  fuzz::fill_integers(in.b, job_.seed + 102, threads, -2, 2);
+  if (job_.problem.beta != 0.0) fuzz::fill_integers(in.c, job_.seed + 103, threads, -2, 2);
+  in.a_dev = upload(in.a, shape_.layout.a, shape_.lda);
+  in.b_dev = upload(in.b, shape_.layout.b, shape_.ldb);
+  in.c_dev = DeviceBuffer(in.c.size_bytes());
+  in.gemm = gemm_;
+  in.gemm.a = in.a_dev.get();
+  in.gemm.b = in.b_dev.get();
+  in.gemm.c = in.c_dev.get();
+  return in;
+}
+
+bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
+                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
+  reset_c();
+  if (!run_once(runner, gemm_, entry)) return false;
   if (!projection_) projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
                                         job_.seed + 17);
-  const fuzz::Verdict verdict = projection_->check(out, model, 512, tile_m, tile_n, job_.seed + 17);
+  const fuzz::Verdict verdict = projection_->check(out_, model, 512, tile_m, tile_n, job_.seed + 17);
   entry.worst_error_ratio = verdict.worst_ratio;
-  if (!verdict.pass) {
-    entry.message = verdict.summary();
-    if (on_mismatch == OnMismatch::reject) {
-      entry.status = "incorrect";
-      return false;
-    }
-    entry.message = "outside the bound, timed anyway: " + entry.message;
-  }
-  return true;
+  if (!verdict.pass) return judged(verdict, "", entry, on_mismatch);  // no exact check after a miss
+
+  const double products = fuzz::kLargestExactProduct * static_cast<double>(shape_.k);
+  if (!fuzz::exact_applies(fuzz::Distribution::small_int, model) ||
+      !fuzz::exact_scalars(job_.problem.alpha, job_.problem.beta, products, 2, model.accumulator))
+    return true;
+  Integers& in = integers();
+  if (job_.problem.beta != 0.0)
+    in.c_dev.upload(in.c.bytes(), in.c.size_bytes());
+  else
+    check(cuMemsetD8(in.c_dev.get(), 0xFF, in.c.size_bytes()), "poisoning C with NaN");
+  if (!run_once(runner, in.gemm, entry)) return false;
+  if (!in.projection)
+    in.projection.emplace(fuzz::GemmOperands{&in.a, &in.b, &in.c, job_.problem.alpha, job_.problem.beta}, 2,
+                          job_.seed + 19);
+  const fuzz::Verdict exact = in.projection->check(out_, model, 512, tile_m, tile_n, job_.seed + 19, true);
+  entry.exact_verified = exact.pass;
+  return judged(exact, "exact check on integer inputs: ", entry, on_mismatch);
 }
 
 void TimeBench::time(const GemmRunner& runner, TimedEntry& entry) {

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "fuzz/matrix.hpp"
@@ -29,7 +31,11 @@ class TimeBench {
   /// fp32-accumulation bound), so it is timed anyway and its entry keeps the check's summary.
   enum class OnMismatch { reject, time_anyway };
   /// One run on fresh C checked against the inputs (`incorrect` when it fails, with the oracle's summary):
-  /// whether it may be timed. Tiles name the exact samples' boundaries.
+  /// whether it may be timed. Tiles name the exact samples' boundaries. Where it can be exact (exact_applies
+  /// to the kernel's arithmetic over K, and exact_scalars to the problem's alpha and beta), a second run on
+  /// integer inputs in [-2, 2] follows, each sampled element asked for the exact value rounded once: on
+  /// uniform values the allowance for the accumulation grows with K beyond the values themselves (an
+  /// all-zero output is within it for 256×256×262144), on integers it is nil.
   bool verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m, int64_t tile_n,
               TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject);
   /// `warmup` and `repeats` timed launches: status `timed`, or `failed` with the launch error.
@@ -52,6 +58,20 @@ class TimeBench {
   /// A failure the context survives marks the entry `failed`; a poisoning fault propagates.
   bool guarded(TimedEntry& entry, const std::function<void()>& step);
   void time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry);
+  /// Runs `runner` once on `gemm` (C as reset_c leaves it) and downloads C into out_; false when it failed.
+  bool run_once(const GemmRunner& runner, const DeviceGemm& gemm, TimedEntry& entry);
+  /// A failed check: `incorrect` (false) under reject, else the summary kept and true.
+  static bool judged(const fuzz::Verdict& verdict, const std::string& what, TimedEntry& entry,
+                     OnMismatch on_mismatch);
+
+  /// The problem's operands as integers in [-2, 2], for the exact check; made at its first use.
+  struct Integers {
+    fuzz::HostMatrix a, b, c;
+    DeviceBuffer a_dev, b_dev, c_dev;
+    DeviceGemm gemm;
+    std::optional<fuzz::ProjectedCheck> projection;
+  };
+  Integers& integers();
 
   TimeJob job_;  ///< a copy: a serving worker keeps the bench for the next round of the same problem
   CUstream stream_;
@@ -63,6 +83,7 @@ class TimeBench {
   DeviceBuffer a_dev_, b_dev_, c_dev_, workspace_;
   DeviceGemm gemm_;
   std::optional<fuzz::ProjectedCheck> projection_;  ///< the inputs' projections, made at the first check
+  std::unique_ptr<Integers> integers_;
   double flops_ = 0;
 };
 

@@ -284,6 +284,7 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
       winner["max_ms"] = round_to(w->max_ms, 5);
       winner["tflops"] = round_to(w->tflops, 2);
       winner["verification_error_ratio"] = round_to(w->worst_error_ratio, 4);
+      winner["verified_exact"] = w->exact_verified;
       row["winner"] = winner;
       // Finalists within a few percent of the best, re-timed taking turns: what the choice was made on.
       for (const TimedEntry& e : t.entries) {

@@ -351,6 +351,7 @@ YAML::Node to_yaml(const TimedEntry& e) {
     n["interleaved_spread"] = e.interleaved_spread;
   }
   if (e.screen_ms > 0) n["screen_ms"] = e.screen_ms;
+  if (e.exact_verified) n["exact_verified"] = true;
   return n;
 }
 
@@ -367,6 +368,7 @@ TimedEntry timed_entry_from_yaml(const YAML::Node& n) {
   e.interleaved_median_ms = get_or<double>(n, "interleaved_median_ms", 0.0);
   e.interleaved_spread = get_or<double>(n, "interleaved_spread", 0.0);
   e.screen_ms = get_or<double>(n, "screen_ms", 0.0);
+  e.exact_verified = get_or<bool>(n, "exact_verified", false);
   return e;
 }
 

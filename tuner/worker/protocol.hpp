@@ -104,6 +104,9 @@ struct TimedEntry {
   /// launches read higher than a full timing on large problems), so that a replay of the record answers a
   /// screen with a screen. 0 when there was none, and in an entry whose status is `screened` (its median).
   double screen_ms = 0;
+  /// The verification also ran the kernel on integer inputs and found every sampled element the exact value
+  /// rounded once (TimeBench::verify; false where that check cannot be exact, and on entries not verified).
+  bool exact_verified = false;
 };
 
 /// The least memory traffic of a problem (A and B read, C written, and read too when beta != 0) and the time
