@@ -82,6 +82,11 @@ TEST(CodeDigest, DebugSectionsDoNotCountEveryOtherSectionDoesAndOtherFilesCountW
   EXPECT_NE(code_sha256(elf({{".text.tf_gemm", 1, "CODE"}, {".nv.info", 0x70000000, "attr"}})),
             code_sha256(elf({{".text.tf_gemm", 1, "CODE"}, {".nv.info", 0x70000000, "attr2"}})));
   EXPECT_NE(code_sha256(elf({{".text.a", 1, "CODE"}})), code_sha256(elf({{".text.b", 1, "CODE"}})));
+  // A kernel named debug_...: its code counts (debug sections go by their prefix, not a word in the name).
+  EXPECT_NE(code_sha256(elf({{".text.debug_gemm", 1, "CODE"}})),
+            code_sha256(elf({{".text.debug_gemm", 1, "CODX"}})));
+  EXPECT_FALSE(is_debug_section({".text.debug_gemm", 1, 6, 0, 4, 128}));
+  EXPECT_TRUE(is_debug_section({".rela.nv_debug_line_sass", 4, 64, 0, 120, 8}));
   // Not an ELF image, or one whose tables lie outside the file: every byte counts.
   EXPECT_EQ(code_sha256("PTX text"), sha256_hex("PTX text"));
   std::string cut = image("CODE", "line 1", "ptx text");

@@ -73,7 +73,11 @@ std::optional<std::vector<ElfSection>> elf_sections(const std::string& image) {
 }
 
 bool is_debug_section(const ElfSection& section) {
-  return section.name.find("debug") != std::string::npos;
+  // By prefix: a kernel may well be called debug_something (its code sits in `.text.debug_something`).
+  for (const char* prefix :
+       {".debug", ".nv_debug", ".rel.debug", ".rela.debug", ".rel.nv_debug", ".rela.nv_debug"})
+    if (section.name.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 std::string code_sha256(const std::string& image) {

@@ -23,7 +23,8 @@ struct ElfSection {
 /// tables or section contents lie outside it.
 std::optional<std::vector<ElfSection>> elf_sections(const std::string& image);
 
-/// True for a section that holds only debug information: `.debug_*`, `.nv_debug_*` and their relocations.
+/// True for a section that holds only debug information, by the name's prefix: `.debug*`, `.nv_debug*` and
+/// their relocations (`.rel.`, `.rela.`).
 bool is_debug_section(const ElfSection& section);
 
 /// SHA-256 of what an image runs: its ELF sections (name, type, flags, size and bytes, in order) but the
