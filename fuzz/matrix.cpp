@@ -5,9 +5,12 @@
 #include "fuzz/matrix.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -18,6 +21,7 @@
 #include <boost/random/normal_distribution.hpp>
 #include <boost/random/uniform_int_distribution.hpp>
 
+#include "fuzz/oracle.hpp"
 #include "tuner/common/error.hpp"
 
 namespace tunefuzz::fuzz {
@@ -322,6 +326,25 @@ void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
   fill_rows(matrix, seed, threads, std::uniform_real_distribution<double>(-1.0, 1.0));
 }
 
+void side_by_side(const std::vector<std::function<void()>>& jobs, unsigned threads) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr failed;
+  std::mutex mutex;
+  const auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) try {
+        jobs[i]();
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failed) failed = std::current_exception();
+      }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min<size_t>(std::max(threads, 1u), jobs.size()); ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  if (failed) std::rethrow_exception(failed);
+}
+
 void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi) {
   const boost::random::uniform_int_distribution<int> integer(lo, hi);
   fill_rows(matrix, seed, threads,
@@ -438,13 +461,21 @@ CaseOperands materialise(const CaseRecord& record, Precision input, Precision ou
   CaseOperands operands{HostMatrix(input, record.m, record.k, a_row ? record.lda() : record.k),
                         HostMatrix(input, record.k, record.n, b_row ? record.ldb() : record.n),
                         HostMatrix(output, record.m, record.n, record.ldc())};
-  // NaN first, values second: padding (and C when beta == 0) keeps the NaN, poisoning any read of it.
-  operands.a.fill(nan);
-  operands.b.fill(nan);
-  operands.c.fill(nan);
-  fill_values(operands.a, Operand::a, record, kStreamA);
-  fill_values(operands.b, Operand::b, record, kStreamB);
-  if (record.beta != 0) fill_values(operands.c, Operand::c, record, kStreamC);
+  // NaN first, values second: padding (and C when beta == 0) keeps the NaN, poisoning any read of it. Each
+  // operand draws from a stream of its own, so the three are made side by side with the same values.
+  side_by_side({[&] {
+                  operands.a.fill(nan);
+                  fill_values(operands.a, Operand::a, record, kStreamA);
+                },
+                [&] {
+                  operands.b.fill(nan);
+                  fill_values(operands.b, Operand::b, record, kStreamB);
+                },
+                [&] {
+                  operands.c.fill(nan);
+                  if (record.beta != 0) fill_values(operands.c, Operand::c, record, kStreamC);
+                }},
+               host_threads());
   return operands;
 }
 

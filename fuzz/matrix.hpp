@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "fuzz/case.hpp"
@@ -71,6 +72,10 @@ class HostMatrix {
 /// `seed`, so the values depend on the seed alone; `threads` (1 to 16) share the streams. (Before, thread t
 /// filled rows t, t + threads, ...: a host with fewer than 16 cores timed other values than one with more.)
 void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads);
+
+/// Runs `jobs` on up to `threads` threads (the calling one among them), each job once; the first exception a
+/// job throws is rethrown once all have ended. For work that is the same whichever thread does it.
+void side_by_side(const std::vector<std::function<void()>>& jobs, unsigned threads);
 /// Integers uniform in [lo, hi], drawn and spread over threads as fill_uniform's values (the same on every
 /// host and thread count for a seed).
 void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi);

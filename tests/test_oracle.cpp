@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <set>
@@ -552,6 +554,42 @@ TEST(Materialise, TransposedMovesEveryElementsBitsAndPadsWithNaN) {
     for (int64_t j = 0; j < 130; ++j)
       for (int64_t pad = 70; pad < 73; ++pad) EXPECT_TRUE(std::isnan(image.get(j, pad))) << j;
   }
+}
+
+// A case's operands and its reference are made on the host's threads (A, B and C side by side, the value and
+// the magnitude products side by side): the same bits on one thread or several.
+TEST(Materialise, OperandsAndReferenceAreTheSameOnOneThreadOrSeveral) {
+  CaseRecord record = record_of(37, 45, 300, Distribution::normal, 8, 1.5, -0.5);
+  record.lda_pad = 3;
+  record.ldc_pad = 1;
+  const auto make = [&](unsigned threads) {
+    set_host_threads(threads);
+    CaseOperands operands = materialise(record, Precision::bf16, Precision::fp32);
+    Reference reference = compute_reference(gemm_of(operands, record), ReferenceUse::bounded);
+    set_host_threads(0);
+    return std::make_pair(std::move(operands), std::move(reference));
+  };
+  const auto [one_ops, one_ref] = make(1);
+  const auto [three_ops, three_ref] = make(3);
+  EXPECT_EQ(std::memcmp(one_ops.a.bytes(), three_ops.a.bytes(), one_ops.a.size_bytes()), 0);
+  EXPECT_EQ(std::memcmp(one_ops.b.bytes(), three_ops.b.bytes(), one_ops.b.size_bytes()), 0);
+  EXPECT_EQ(std::memcmp(one_ops.c.bytes(), three_ops.c.bytes(), one_ops.c.size_bytes()), 0);
+  EXPECT_TRUE(one_ref.value == three_ref.value);
+  EXPECT_TRUE(one_ref.magnitude == three_ref.magnitude);
+  EXPECT_GT(one_ref.magnitude.sum(), 0);
+}
+
+TEST(SideBySide, EveryJobRunsOnceAndTheFirstFailureIsRethrown) {
+  std::vector<std::atomic<int>> runs(7);
+  std::vector<std::function<void()>> jobs;
+  for (size_t i = 0; i < runs.size(); ++i) jobs.push_back([&, i] { ++runs[i]; });
+  for (const unsigned threads : {0u, 1u, 3u, 16u}) {
+    side_by_side(jobs, threads);
+  }
+  for (const auto& count : runs) EXPECT_EQ(count.load(), 4);
+  jobs.push_back([] { throw Error(ErrorKind::internal, "job failed"); });
+  EXPECT_THROW(side_by_side(jobs, 3), Error);
+  for (const auto& count : runs) EXPECT_EQ(count.load(), 5);  // the others still ran
 }
 
 TEST(Materialise, PaddingIsNaNAndValuesAreFinite) {
