@@ -12,10 +12,15 @@ namespace tunefuzz::device {
 
 namespace {
 
-// Uniform values in [-1, 1), the same on every host, filled by up to 16 cores (the big problems hold 10^8+
-// elements).
+// Threads that fill the inputs, up to 16 cores (the big problems hold 10^8+ elements); the values are the
+// same on every host.
+unsigned fill_threads() {
+  return std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+}
+
+// Uniform values in [-1, 1).
 void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
-  fuzz::fill_uniform(matrix, seed, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  fuzz::fill_uniform(matrix, seed, fill_threads());
 }
 
 // A logical operand on the device in the problem's storage order (a row-major one straight from `logical`).
@@ -58,11 +63,11 @@ void TimeBench::reserve_workspace(const GemmRunner& runner) {
   if (bytes > 0) workspace_.reserve(static_cast<size_t>(bytes));
 }
 
-void TimeBench::reset_c() {
+void TimeBench::reset_c(const fuzz::HostMatrix& c, DeviceBuffer& c_dev) {
   if (job_.problem.beta != 0.0)
-    c_dev_.upload(c_.bytes(), c_.size_bytes());
+    c_dev.upload(c.bytes(), c.size_bytes());
   else
-    check(cuMemsetD8(c_dev_.get(), 0xFF, c_.size_bytes()), "poisoning C with NaN");  // all-ones bits: NaN
+    check(cuMemsetD8(c_dev.get(), 0xFF, c.size_bytes()), "poisoning C with NaN");  // all-ones bits: NaN
 }
 
 bool TimeBench::guarded(TimedEntry& entry, const std::function<void()>& step) {
@@ -120,7 +125,7 @@ TimeBench::Integers& TimeBench::integers() {
   if (integers_) return *integers_;
   integers_ = std::make_unique<Integers>();
   Integers& in = *integers_;
-  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  const unsigned threads = fill_threads();
   in.a = fuzz::HostMatrix(a_.type(), shape_.m, shape_.k, shape_.k);
   in.b = fuzz::HostMatrix(b_.type(), shape_.k, shape_.n, shape_.n);
   in.c = fuzz::HostMatrix(c_.type(), shape_.m, shape_.n, shape_.ldc);
@@ -139,7 +144,7 @@ TimeBench::Integers& TimeBench::integers() {
 
 bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
                        int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
-  reset_c();
+  reset_c(c_, c_dev_);
   if (!run_once(runner, gemm_, entry)) return false;
   if (!projection_) projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
                                         job_.seed + 17);
@@ -152,10 +157,7 @@ bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& mo
       !fuzz::exact_scalars(job_.problem.alpha, job_.problem.beta, products, 2, model.accumulator))
     return true;
   Integers& in = integers();
-  if (job_.problem.beta != 0.0)
-    in.c_dev.upload(in.c.bytes(), in.c.size_bytes());
-  else
-    check(cuMemsetD8(in.c_dev.get(), 0xFF, in.c.size_bytes()), "poisoning C with NaN");
+  reset_c(in.c, in.c_dev);
   if (!run_once(runner, in.gemm, entry)) return false;
   if (!in.projection)
     in.projection.emplace(fuzz::GemmOperands{&in.a, &in.b, &in.c, job_.problem.alpha, job_.problem.beta}, 2,

@@ -54,7 +54,8 @@ class TimeBench {
 
  private:
   void reserve_workspace(const GemmRunner& runner);
-  void reset_c();
+  /// C as a run starts from: the host's C uploaded when beta != 0, else NaN.
+  void reset_c(const fuzz::HostMatrix& c, DeviceBuffer& c_dev);
   /// A failure the context survives marks the entry `failed`; a poisoning fault propagates.
   bool guarded(TimedEntry& entry, const std::function<void()>& step);
   void time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry);
