@@ -155,6 +155,20 @@ void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, co
         "cuLaunchKernel(tf_reduce)");
 }
 
+CUdeviceptr SplitCounters::zeroed(int64_t count, CUstream stream) const {
+  unsigned long long stream_id = 0;
+  check(cuStreamGetId(stream, &stream_id), "cuStreamGetId");
+  DeviceBuffer& counters = buffers_[stream_id];
+  const size_t bytes = static_cast<size_t>(count) * sizeof(uint32_t);
+  if (bytes > counters.bytes()) {
+    check(cuStreamSynchronize(stream), "cuStreamSynchronize (growing the split-K counters)");
+    counters.reserve(bytes);
+    check(cuMemsetD32Async(counters.get(), 0, static_cast<size_t>(count), stream),
+          "zeroing split-K counters");
+  }
+  return counters.get();
+}
+
 TfGemmParams gemm_params(const DeviceGemm& g) {
   TfGemmParams p{};
   p.a = reinterpret_cast<const void*>(g.a);

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "templates/gemm_params.h"
@@ -60,6 +62,30 @@ int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const D
 /// Split-K's second pass (tf_reduce, from the candidate's module) over the partials `p` points at.
 void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, const GemmShape& shape,
                            CUstream stream);
+
+/// Split-K finished in the launch itself (gemm_skinny; gemm_wgmma with FIXUP=1): one 32-bit arrival counter
+/// per output tile (or per tile and consumer), zero when a launch starts and put back to zero by the split
+/// that arrives last. The counters stay outside the workspace, which the fuzzer fills with NaN before every
+/// launch. One buffer per stream (by cuStreamGetId, which a new stream never reuses): launches on one stream
+/// are ordered, so no two launches share counters at once, and threads may launch one runner on their own
+/// streams together.
+class SplitCounters {
+ public:
+  /// Runs `launch(counters)` with at least `count` counters of `stream`, all zero. A buffer grows (and is
+  /// zeroed) only when a problem needs more counters than any before on its stream, after the stream has
+  /// drained, since a launch still running may use the old one; the lock is held until `launch` has
+  /// enqueued its kernel.
+  template <class Launch>
+  void with_zeroed(int64_t count, CUstream stream, Launch launch) const {
+    const std::lock_guard lock(mutex_);
+    launch(zeroed(count, stream));
+  }
+
+ private:
+  CUdeviceptr zeroed(int64_t count, CUstream stream) const;
+  mutable std::mutex mutex_;
+  mutable std::map<unsigned long long, DeviceBuffer> buffers_;  ///< by stream id, under mutex_
+};
 
 /// The kernel arguments of `gemm` as given: operands, sizes, leading dimensions, alpha and beta; every other
 /// field zero.

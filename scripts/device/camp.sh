@@ -1,7 +1,8 @@
 #!/bin/bash
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
 # Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
-#   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) | mutant:TEMPLATE:NAME
+#   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) |
+#   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml)
 # Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
@@ -73,8 +74,8 @@ for step in "$@"; do
                   CUDA_MODULE_LOADING=LAZY /tmp/load_probe $img 1048576 tf_gemm_rr tf_gemm_rc tf_gemm_cr tf_gemm_cc tf_gemm tf_scale_c tf_reduce tf_pack tf_pack_transposed
                 done; done
               done; } > $L/loadab.txt 2>&1 ;;
-    mutant:*) IFS=: read -r _ t m <<< "$step"
-            timeout $left $C/bin/fuzz mutants configs/h200.yaml --template $t --mutant $m --cases 100 --timeout $(( left - 10 )) \
+    mutant:*) IFS=: read -r _ t m cfg <<< "$step"
+            timeout $left $C/bin/fuzz mutants ${cfg:-configs/h200.yaml} --template $t $(for x in ${m//,/ }; do echo --mutant $x; done) --cases 100 --timeout $(( left - 10 )) \
               --sanitize none -o $L/mutants-$t-$m.yaml --work-dir /tmp/m-$t > $L/mutants-$t-$m.txt 2>&1 ;;
   esac
   rc=$?
