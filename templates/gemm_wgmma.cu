@@ -507,17 +507,21 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 
 // Hands each pair of the consumer's accumulators to store(row, col, v0, v1). Fragment i of m64 block mi: n8
 // block i/4, rows lane/4 (+8 for i%4 >= 2), columns 2·(lane%4) and +1.
+// Where accumulators acc[mi][i] and acc[mi][i + 1] (i even) of a consumer thread lie in C: row, and columns
+// col and col + 1.
+__device__ __forceinline__ tf_i64 pair_row(Tile t, int consumer, int thread, int mi, int i) {
+  return t.m0 + consumer * kWgM + mi * 64 + (thread >> 5) * 16 + ((thread & 31) >> 2) + ((i & 2) ? 8 : 0);
+}
+__device__ __forceinline__ tf_i64 pair_col(Tile t, int thread, int i) {
+  return t.n0 + (i >> 2) * 8 + (thread & 3) * 2;
+}
+
 template <class Visit>
 __device__ __forceinline__ void for_each_index(Tile t, int consumer, int thread, Visit visit) {
-  const int warp = thread >> 5, lane = thread & 31;
 #pragma unroll
   for (int mi = 0; mi < kMi; ++mi) {
 #pragma unroll
-    for (int i = 0; i < BN / 2; i += 2) {
-      const tf_i64 row = t.m0 + consumer * kWgM + mi * 64 + warp * 16 + (lane >> 2) + ((i & 2) ? 8 : 0);
-      const tf_i64 col = t.n0 + (i >> 2) * 8 + (lane & 3) * 2;
-      visit(mi, i, row, col);
-    }
+    for (int i = 0; i < BN / 2; i += 2) visit(mi, i, pair_row(t, consumer, thread, mi, i), pair_col(t, thread, i));
   }
 }
 
@@ -550,9 +554,9 @@ __device__ __forceinline__ void store_partials(const TfGemmParams& p, const floa
 #if FIXUP
 // Split-K finished in the launch: after storing its partial, the consumer arrives at the counter of its rows
 // of the tile (one per tile and consumer). Returns true in the consumer whose split arrived last, with acc
-// replaced by partial 0 + partial 1 + ... + partial S-1, added in that order from the workspace through L2
-// (its own partial too: reading it back, rather than keeping acc live through the loop, keeps the loop out of
-// spills): the sum does not depend on which split came last. That consumer
+// replaced by 0 + partial 0 + partial 1 + ... + partial S-1, added in that order (tf_reduce's order, so the
+// same bits) from the workspace through L2, its own partial read back too: the sum does not depend on which
+// split came last. That consumer
 // also puts the counter back to 0; nothing else in the launch touches it afterwards.
 // Memory order: each thread's stores, its fence and the warpgroup's barrier, then thread 0's fence and atomic
 // (release); thread 0's atomic and fence, then the barrier before any thread loads (acquire).
@@ -586,19 +590,30 @@ __device__ __forceinline__ bool finish_split(const TfGemmParams& p, float (&acc)
   // reading it here.)
   if (!arrived_last[consumer]) return false;
   __threadfence();
-  for_each_index(t, consumer, thread, [&](int mi, int i, tf_i64 row, tf_i64 col) {
-    if (row >= p.m || col >= p.n) return;  // never stored: the epilogue skips it too
-    float s0 = 0.f, s1 = 0.f;
-    for (tf_i64 s = 0; s < p.splits; ++s) {
-      const float* w = p.workspace + (s * p.m + row) * p.ldw + col;
-      float v0, v1;
-      asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v0), "=f"(v1) : "l"(w) : "memory");
-      s0 += v0;
-      s1 += v1;
+  // In chunks of 16 pairs, split by split: the loads of one split's chunk are independent, so they are in
+  // flight together (a pair-by-pair loop over the splits waited out each load in turn, and FIXUP=1 ran slower
+  // than the second pass on every problem of a campaign). The first split sets acc without reading it, so the
+  // registers of the partial stored above are free while the chunks are loaded (larger chunks, or a loop that
+  // does not peel the first split, spill at BN = 256).
+  constexpr int kChunk = BN / 2 < 32 ? BN / 2 : 32;
+  const auto add_chunk = [&](int mi, int first, tf_i64 s, bool set) {
+#pragma unroll
+    for (int i = first; i < first + kChunk; i += 2) {
+      const tf_i64 row = pair_row(t, consumer, thread, mi, i), col = pair_col(t, thread, i);
+      float2 v = make_float2(0.f, 0.f);  // outside C: never stored, and the epilogue skips it too
+      if (row < p.m && col < p.n)
+        v = __ldcg(reinterpret_cast<const float2*>(p.workspace + (s * p.m + row) * p.ldw + col));
+      acc[mi][i] = (set ? 0.f : acc[mi][i]) + v.x;
+      acc[mi][i + 1] = (set ? 0.f : acc[mi][i + 1]) + v.y;
     }
-    acc[mi][i] = s0;
-    acc[mi][i + 1] = s1;
-  });
+  };
+#pragma unroll
+  for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+    for (int first = 0; first < BN / 2; first += kChunk) {
+      add_chunk(mi, first, 0, true);
+      for (tf_i64 s = 1; s < p.splits; ++s) add_chunk(mi, first, s, false);
+    }
   return true;
 }
 #endif

@@ -497,8 +497,14 @@ TEST_F(GpuTest, WgmmaSplitKFinishedInTheLaunchIsRightLaunchAfterLaunch) {
           c.layout = layout;
           if (candidate.point["PACK"]) c.b_offset = 2;  // B off 16 bytes: there is something to pack
           const device::CaseOutcome outcome = executor.run(c);
-          EXPECT_TRUE(outcome.passed) << "repeat " << repeat << " " << candidate.id() << " "
-                                      << fuzz::to_string(c) << ": " << outcome.message;
+          const std::string what = "repeat " + std::to_string(repeat) + " " + candidate.id() + " " +
+                                   fuzz::to_string(c) + ": " + outcome.message;
+          // Column-major A with M = 1 or 300 has rows TMA cannot read in place: PACK=0 refuses them.
+          if (!candidate.point["PACK"] && c.layout.a == Order::col && (c.m * 2) % 16 != 0) {
+            EXPECT_TRUE(outcome.refused) << what;
+            continue;
+          }
+          EXPECT_TRUE(outcome.passed) << what;
         }
     }
 }
@@ -511,13 +517,19 @@ TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {
     const auto& names = gemm_wgmma_mutant_names();
     return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
   };
-  const std::vector<std::pair<const char*, CaseRecord>> expectations = {
-      {"beta0_reads_c", record(64, 64, 64)},
-      {"no_acc_init", with(record(384, 512, 64), 0, 1)},  // one CTA walks six tiles: sums carry over
-      {"store_not_drained", record(256, 256, 64)},        // four slabs rewritten while TMA reads them
-  };
-  for (const auto& [mutant, c] : expectations) {
-    const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, {}, {}, code(mutant));
+  const std::vector<std::pair<std::string, int64_t>> fixup = {{"FIXUP", 1}, {"CLUSTER_M", 1}};
+  const std::vector<std::tuple<const char*, CaseRecord, std::vector<std::pair<std::string, int64_t>>>>
+      expectations = {
+          {"beta0_reads_c", record(64, 64, 64), {}},
+          {"no_acc_init", with(record(384, 512, 64), 0, 1), {}},  // one CTA walks six tiles: sums carry over
+          {"store_not_drained", record(256, 256, 64), {}},        // four slabs rewritten while TMA reads them
+          // the case runs twice: the second launch finds the counters where the first left them
+          {"fixup_no_reset", with(record(256, 512, 1024), 3, 0), fixup},
+          // 2 x 3 arrivals on one counter of each of 8 tiles: a consumer finds itself last too early
+          {"fixup_tile_counter", with(record(256, 1024, 1024), 3, 0), fixup},
+      };
+  for (const auto& [mutant, c, point] : expectations) {
+    const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, point, {}, code(mutant));
     EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
   }
 }

@@ -39,8 +39,9 @@ for step in "$@"; do
             grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} > $L/code-$t.txt 2>&1
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
-    cfg:*)  n=${step#cfg:}; [ -f $W/$n.journal ] && r=--resume || r=
-            timeout $left $C/bin/tune run configs/$n.yaml -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
+    cfg:*)  n=${step#cfg:}; f=configs/$n.yaml; case $n in */*) f=$n n=$(basename $n .yaml) ;; esac  # a name or a path
+            [ -f $W/$n.journal ] && r=--resume || r=
+            timeout $left $C/bin/tune run $f -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
     gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
             [ -f $W/$n.yaml ] || cp results/$n.yaml $W/$n.yaml  # no campaign in this call: the committed table
             { $C/bin/tune check $W/$n.yaml && $C/bin/tune export $W/$n.yaml --format cmake --embed-kernels -o /tmp/tables &&
