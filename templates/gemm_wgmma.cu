@@ -507,21 +507,17 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 
 // Hands each pair of the consumer's accumulators to store(row, col, v0, v1). Fragment i of m64 block mi: n8
 // block i/4, rows lane/4 (+8 for i%4 >= 2), columns 2·(lane%4) and +1.
-// Where accumulators acc[mi][i] and acc[mi][i + 1] (i even) of a consumer thread lie in C: row, and columns
-// col and col + 1.
-__device__ __forceinline__ tf_i64 pair_row(Tile t, int consumer, int thread, int mi, int i) {
-  return t.m0 + consumer * kWgM + mi * 64 + (thread >> 5) * 16 + ((thread & 31) >> 2) + ((i & 2) ? 8 : 0);
-}
-__device__ __forceinline__ tf_i64 pair_col(Tile t, int thread, int i) {
-  return t.n0 + (i >> 2) * 8 + (thread & 3) * 2;
-}
-
 template <class Visit>
 __device__ __forceinline__ void for_each_index(Tile t, int consumer, int thread, Visit visit) {
+  const int warp = thread >> 5, lane = thread & 31;
 #pragma unroll
   for (int mi = 0; mi < kMi; ++mi) {
 #pragma unroll
-    for (int i = 0; i < BN / 2; i += 2) visit(mi, i, pair_row(t, consumer, thread, mi, i), pair_col(t, thread, i));
+    for (int i = 0; i < BN / 2; i += 2) {
+      const tf_i64 row = t.m0 + consumer * kWgM + mi * 64 + warp * 16 + (lane >> 2) + ((i & 2) ? 8 : 0);
+      const tf_i64 col = t.n0 + (i >> 2) * 8 + (lane & 3) * 2;
+      visit(mi, i, row, col);
+    }
   }
 }
 
@@ -596,16 +592,15 @@ __device__ __forceinline__ bool finish_split(const TfGemmParams& p, float (&acc)
   // registers of the partial stored above are free while the chunks are loaded (larger chunks, or a loop that
   // does not peel the first split, spill at BN = 256).
   constexpr int kChunk = BN / 2 < 32 ? BN / 2 : 32;
-  const auto add_chunk = [&](int mi, int first, tf_i64 s, bool set) {
-#pragma unroll
-    for (int i = first; i < first + kChunk; i += 2) {
-      const tf_i64 row = pair_row(t, consumer, thread, mi, i), col = pair_col(t, thread, i);
+  const auto add_chunk = [&](int chunk_mi, int first, tf_i64 s, bool set) {
+    for_each_index(t, consumer, thread, [&](int mi, int i, tf_i64 row, tf_i64 col) {
+      if (mi != chunk_mi || i < first || i >= first + kChunk) return;  // (decided at compile time)
       float2 v = make_float2(0.f, 0.f);  // outside C: never stored, and the epilogue skips it too
       if (row < p.m && col < p.n)
         v = __ldcg(reinterpret_cast<const float2*>(p.workspace + (s * p.m + row) * p.ldw + col));
       acc[mi][i] = (set ? 0.f : acc[mi][i]) + v.x;
       acc[mi][i + 1] = (set ? 0.f : acc[mi][i + 1]) + v.y;
-    }
+    });
   };
 #pragma unroll
   for (int mi = 0; mi < kMi; ++mi)
