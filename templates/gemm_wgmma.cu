@@ -10,12 +10,9 @@
 // launch; the ring's stage and phase carry on across tiles, so the producer loads the next tile while the
 // consumers finish this one.
 // Split-K (TfGemmParams::splits > 1, the host's SPLIT_K): CTAs walk units, a (cluster) tile and one K split
-// of it (templates/tile_map.h), and each unit stores its unscaled fp32 partial into the workspace. With
-// FIXUP=0 a second launch, tf_reduce, adds the partials in split order and applies the epilogue
-// (templates/split_k.h); with FIXUP=1 each consumer then arrives at its tile's counter, and the consumer of
-// the split that arrives last adds the partials in split order itself and runs the epilogue (no second
-// launch, no second pass over the partials). The producer and the consumers walk the same units, so the ring
-// carries on across them as across tiles.
+// of it (templates/tile_map.h), and each unit stores its unscaled fp32 partial into the workspace; tf_reduce
+// adds the partials in split order and applies the epilogue (templates/split_k.h). The producer and the
+// consumers walk the same units, so the ring carries on across them as across tiles.
 // Clusters (CLUSTER_M or CLUSTER_N = 2, launched with a cluster dimension of 2): the two CTAs of a cluster
 // take adjacent tiles of one cluster tile (tf_cluster_tile) and share the operand those tiles have in common,
 // B for CLUSTER_M = 2 and A for CLUSTER_N = 2: each CTA loads half of every box of it and multicasts the half
@@ -70,9 +67,6 @@
 #ifndef CLUSTER_N
 #define CLUSTER_N 1  // CTAs of a cluster along N (1 or 2): 2 = two tile columns share each A tile by multicast
 #endif
-#ifndef FIXUP
-#define FIXUP 0  // split-K: 1 = the split of a tile that finishes last sums the partials and writes C itself
-#endif
 #ifndef A_REGS
 #define A_REGS 0  // 1 = the consumers read A into registers (ldmatrix) for wgmma; row-major A only
 #endif
@@ -104,9 +98,6 @@
 #define TF_MUTANT_STORE_BEFORE_SLAB_SYNC 12  // the TMA store is issued before the other warps' slab writes
 #define TF_MUTANT_RELEASE_BEFORE_MMA 13  // a stage is released as soon as it lands, before wgmma reads it
 #define TF_MUTANT_SPLIT_SLOT_WRAPS 14    // (split-K) the last split's partial lands in split 0's workspace slot
-#define TF_MUTANT_FIXUP_ARRIVE_EARLY 15  // (FIXUP) a consumer arrives before all its warps stored their partial
-#define TF_MUTANT_FIXUP_NO_RESET 16      // (FIXUP) the last split leaves the counter up for the next launch
-#define TF_MUTANT_FIXUP_TILE_COUNTER 17  // (FIXUP) the two consumers of a tile count on one counter
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
@@ -161,7 +152,6 @@ static_assert(TF_INPUT == TF_TYPE_TF32 ? TF_OUTPUT == TF_TYPE_FP32
                                           TF_OUTPUT == TF_TYPE_FP32 || TF_OUTPUT == TF_INPUT),
               "TF_OUTPUT must be fp16, bf16, fp32 or (fp8 inputs) the input type; fp32 for tf32 inputs");
 static_assert(A_REGS == 0 || A_REGS == 1, "A_REGS is a switch: 0 or 1");
-static_assert(FIXUP == 0 || FIXUP == 1, "FIXUP is a switch: 0 or 1");
 static_assert(!(A_REGS && TF_ELEM_BYTES == 4), "A_REGS=1 is for 16-bit and fp8 inputs, not tf32");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2 warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0 && BM / CONSUMERS <= 256,
@@ -507,8 +497,9 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 
 // Hands each pair of the consumer's accumulators to store(row, col, v0, v1). Fragment i of m64 block mi: n8
 // block i/4, rows lane/4 (+8 for i%4 >= 2), columns 2·(lane%4) and +1.
-template <class Visit>
-__device__ __forceinline__ void for_each_index(Tile t, int consumer, int thread, Visit visit) {
+template <class StorePair>
+__device__ __forceinline__ void for_each_pair(const float (&acc)[kMi][BN / 2], Tile t, int consumer, int thread,
+                                              StorePair store) {
   const int warp = thread >> 5, lane = thread & 31;
 #pragma unroll
   for (int mi = 0; mi < kMi; ++mi) {
@@ -516,16 +507,9 @@ __device__ __forceinline__ void for_each_index(Tile t, int consumer, int thread,
     for (int i = 0; i < BN / 2; i += 2) {
       const tf_i64 row = t.m0 + consumer * kWgM + mi * 64 + warp * 16 + (lane >> 2) + ((i & 2) ? 8 : 0);
       const tf_i64 col = t.n0 + (i >> 2) * 8 + (lane & 3) * 2;
-      visit(mi, i, row, col);
+      store(row, col, acc[mi][i], acc[mi][i + 1]);
     }
   }
-}
-
-template <class StorePair>
-__device__ __forceinline__ void for_each_pair(const float (&acc)[kMi][BN / 2], Tile t, int consumer, int thread,
-                                              StorePair store) {
-  for_each_index(t, consumer, thread,
-                 [&](int mi, int i, tf_i64 row, tf_i64 col) { store(row, col, acc[mi][i], acc[mi][i + 1]); });
 }
 
 // Epilogue from registers, element pair by element pair.
@@ -546,72 +530,6 @@ __device__ __forceinline__ void store_partials(const TfGemmParams& p, const floa
   for_each_pair(acc, t, consumer, thread,
                 [&](tf_i64 row, tf_i64 col, float v0, float v1) { store_partial(p, slot, row, col, v0, v1); });
 }
-
-#if FIXUP
-// Split-K finished in the launch: after storing its partial, the consumer arrives at the counter of its rows
-// of the tile (one per tile and consumer). Returns true in the consumer whose split arrived last, with acc
-// replaced by 0 + partial 0 + partial 1 + ... + partial S-1, added in that order (tf_reduce's order, so the
-// same bits) from the workspace through L2, its own partial read back too: the sum does not depend on which
-// split came last. That consumer
-// also puts the counter back to 0; nothing else in the launch touches it afterwards.
-// Memory order: each thread's stores, its fence and the warpgroup's barrier, then thread 0's fence and atomic
-// (release); thread 0's atomic and fence, then the barrier before any thread loads (acquire).
-__device__ __forceinline__ bool finish_split(const TfGemmParams& p, float (&acc)[kMi][BN / 2], Tile t,
-                                             tf_i64 split, tf_i64 tiles_n, int consumer, int thread,
-                                             tf_u32* counters) {
-  __shared__ int arrived_last[CONSUMERS];
-#if TF_MUTANT != TF_MUTANT_FIXUP_ARRIVE_EARLY
-  __threadfence();
-  consumer_sync(consumer);
-#endif
-  const tf_i64 tile = t.m0 / BM * tiles_n + t.n0 / BN;
-#if TF_MUTANT == TF_MUTANT_FIXUP_TILE_COUNTER
-  tf_u32* const counter = counters + tile;
-#else
-  tf_u32* const counter = counters + tile * CONSUMERS + consumer;
-#endif
-  if (thread == 0) {
-    tf_perturb(__LINE__, static_cast<tf_u32>(split));  // before the arrival
-    __threadfence();
-    const tf_u32 before = atomicAdd(counter, 1u);
-    __threadfence();
-    const bool last = static_cast<tf_i64>(before) == p.splits - 1;
-#if TF_MUTANT != TF_MUTANT_FIXUP_NO_RESET
-    if (last) atomicExch(counter, 0u);
-#endif
-    arrived_last[consumer] = last;
-  }
-  consumer_sync(consumer);
-  // (Thread 0 writes the flag again only after the next arrival's barrier, which every thread reaches after
-  // reading it here.)
-  if (!arrived_last[consumer]) return false;
-  __threadfence();
-  // In chunks of 16 pairs, split by split: the loads of one split's chunk are independent, so they are in
-  // flight together (a pair-by-pair loop over the splits waited out each load in turn, and FIXUP=1 ran slower
-  // than the second pass on every problem of a campaign). The first split sets acc without reading it, so the
-  // registers of the partial stored above are free while the chunks are loaded (larger chunks, or a loop that
-  // does not peel the first split, spill at BN = 256).
-  constexpr int kChunk = BN / 2 < 32 ? BN / 2 : 32;
-  const auto add_chunk = [&](int chunk_mi, int first, tf_i64 s, bool set) {
-    for_each_index(t, consumer, thread, [&](int mi, int i, tf_i64 row, tf_i64 col) {
-      if (mi != chunk_mi || i < first || i >= first + kChunk) return;  // (decided at compile time)
-      float2 v = make_float2(0.f, 0.f);  // outside C: never stored, and the epilogue skips it too
-      if (row < p.m && col < p.n)
-        v = __ldcg(reinterpret_cast<const float2*>(p.workspace + (s * p.m + row) * p.ldw + col));
-      acc[mi][i] = (set ? 0.f : acc[mi][i]) + v.x;
-      acc[mi][i + 1] = (set ? 0.f : acc[mi][i + 1]) + v.y;
-    });
-  };
-#pragma unroll
-  for (int mi = 0; mi < kMi; ++mi)
-#pragma unroll
-    for (int first = 0; first < BN / 2; first += kChunk) {
-      add_chunk(mi, first, 0, true);
-      for (tf_i64 s = 1; s < p.splits; ++s) add_chunk(mi, first, s, false);
-    }
-  return true;
-}
-#endif
 
 // Epilogue through shared memory and TMA (C 16-byte aligned): for each column slab (kOutSlab columns) of
 // the consumer's rows, write alpha·acc into the staging slab, swizzled as the tensor map reads it (128-byte
@@ -682,7 +600,7 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
 
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* map_a, const TfTensorMap* map_b,
-                                     const TfTensorMap* map_c, int tma_store_c, tf_u32* counters) {
+                                     const TfTensorMap* map_c, int tma_store_c) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ tf_u64 full[STAGES], empty[STAGES];
   __shared__ tf_u64 c_loaded[CONSUMERS];  // a slab of C has landed in a consumer's staging rows (beta != 0)
@@ -868,19 +786,10 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
     for (int mi = 0; mi < kMi; ++mi) fence_accumulators(acc[mi]);
     if (previous >= 0 && warp_leader) release(&empty[previous], k_end);
 
-    bool write_c = t.m0 < p.m && t.n0 < p.n;  // not past the matrix (see above)
-    if (write_c && splits > 1) {
-#if FIXUP
-      tf_perturb_far(__LINE__, static_cast<tf_u32>(u.split));  // some warps store their partials late
-#endif
+    if (t.m0 >= p.m || t.n0 >= p.n) {
+      // past the matrix (see above): nothing to store
+    } else if (splits > 1) {
       store_partials(p, acc, t, u.split, consumer, thread);  // a unit with no K tiles stores zeros
-#if FIXUP
-      write_c = finish_split(p, acc, t, u.split, tiles_n, consumer, thread, counters);
-#else
-      write_c = false;  // tf_reduce writes C
-#endif
-    }
-    if (!write_c) {
     } else if (tma_store_c && TF_MUTANT != TF_MUTANT_BETA0_READS_C) {
       store_tma(p, acc, t, consumer, thread, my_staging, map_c, &c_loaded[consumer], c_phase);
     } else {
@@ -909,14 +818,13 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 // One entry point per storage order of A and B in LAYOUTS (rr: both row-major, cr: A column-major, ...); fp8
 // and tf32 have rc only, A_REGS rr and rc only.
 // Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: C's base
-// and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place, and (FIXUP=1
-// with p.splits > 1) CONSUMERS arrival counters per output tile, zero before the launch and zero after it.
+// and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
   extern "C" __global__ void __launch_bounds__(tf::kThreads, 1)                                            \
       name(const __grid_constant__ TfGemmParams p, const __grid_constant__ TfTensorMap map_a,              \
            const __grid_constant__ TfTensorMap map_b, const __grid_constant__ TfTensorMap map_c,           \
-           const int tma_store_c, tf_u32* counters) {                                                       \
-    tf::gemm<a_col, b_col>(p, &map_a, &map_b, &map_c, tma_store_c, counters);                               \
+           const int tma_store_c) {                                                                         \
+    tf::gemm<a_col, b_col>(p, &map_a, &map_b, &map_c, tma_store_c);                                         \
   }
 // 16-bit inputs: a kernel per storage order in LAYOUTS; fp8 and tf32: the RC kernel serves every order.
 static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");

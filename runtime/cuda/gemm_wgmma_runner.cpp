@@ -1,11 +1,10 @@
 // Launcher of templates/gemm_wgmma.cu: encodes the TMA tensor maps of A, B (and C, when the epilogue can
 // store through TMA) for each problem, then launches one kernel on a grid of units (output tiles × K splits),
 // or on as many CTAs as are resident at once when PERSISTENT=1 (or on the fuzz case's grid), in clusters of
-// CLUSTER_M x CLUSTER_N CTAs (a launch attribute), and with K splits either the second pass, tf_reduce, over
-// the partials in the workspace (FIXUP=0) or nothing more: with FIXUP=1 the kernel finishes each tile itself,
-// on arrival counters kept in the launcher's SplitCounters. A zero size launches tf_scale_c (K = 0) or
-// nothing. Maps are kept for the last operands seen, so timed repeats of one problem do not pay for encoding;
-// a mutex guards them, and each launch takes its own copy, so threads may launch one runner at once.
+// CLUSTER_M x CLUSTER_N CTAs (a launch attribute), and with K splits the second pass, tf_reduce, over the
+// partials in the workspace; a zero size launches tf_scale_c (K = 0) or nothing. Maps are kept for the last
+// operands seen, so timed repeats of one problem do not pay for encoding; a mutex guards them, and each
+// launch takes its own copy, so threads may launch one runner at once.
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -132,20 +131,9 @@ class GemmWgmmaRunner final : public GemmRunner {
     p.splits = splits(g.overrides);
     p.workspace = reinterpret_cast<float*>(partials);
     p.ldw = split_k_partial_ld(g.shape);
-    const auto launch = [&](CUdeviceptr counters) {
-      void* args[] = {&p, &maps.map_a, &maps.map_b, &maps.map_c, &maps.tma_store_c, &counters};
-      launch_gemm(gemm, geo, args, stream);
-    };
-    if (p.splits <= 1) {
-      launch(0);
-    } else if (candidate_.point["FIXUP"]) {  // the last split of each tile writes C
-      const int64_t bm = candidate_.point["BM"], bn = candidate_.point["BN"];
-      const int64_t tiles = (g.shape.m + bm - 1) / bm * ((g.shape.n + bn - 1) / bn);
-      counters_.with_zeroed(tiles * candidate_.point["CONSUMERS"], stream, launch);
-    } else {
-      launch(0);
-      launch_split_k_reduce(reduce_, p, g.shape, stream);
-    }
+    void* args[] = {&p, &maps.map_a, &maps.map_b, &maps.map_c, &maps.tma_store_c};
+    launch_gemm(gemm, geo, args, stream);
+    if (p.splits > 1) launch_split_k_reduce(reduce_, p, g.shape, stream);
   }
 
  private:
@@ -234,7 +222,6 @@ class GemmWgmmaRunner final : public GemmRunner {
   std::unique_ptr<LazyFunction> gemm_[4];    ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null where not computed
   mutable std::mutex maps_mutex_;
   mutable std::unique_ptr<Maps> maps_;  ///< the last operands' maps, under maps_mutex_
-  SplitCounters counters_;              ///< FIXUP=1: arrival counters per stream
 };
 
 }  // namespace

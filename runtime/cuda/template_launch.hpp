@@ -63,7 +63,7 @@ int64_t launch_packing(const PackKernels& kernels, const PackPlan& plan, const D
 void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, const GemmShape& shape,
                            CUstream stream);
 
-/// Split-K finished in the launch itself (gemm_skinny; gemm_wgmma with FIXUP=1): one 32-bit arrival counter
+/// Split-K finished in the launch itself (gemm_skinny): one 32-bit arrival counter
 /// per output tile (or per tile and consumer), zero when a launch starts and put back to zero by the split
 /// that arrives last. The counters stay outside the workspace, which the fuzzer fills with NaN before every
 /// launch. One buffer per stream (by cuStreamGetId, which a new stream never reuses): launches on one stream

@@ -53,18 +53,13 @@ std::vector<Constraint> constraints(int64_t eb) {
       {"positive", "every tunable must be at least 1 (the switches PERSISTENT, A_REGS and PACK at least 0)",
        [](const Point& p, const GpuLimits&) {
          for (const auto& [name, value] : p.values())
-           if (value <
-               (name == "PERSISTENT" || name == "A_REGS" || name == "PACK" || name == "FIXUP" ? 0 : 1))
-             return false;
+           if (value < (name == "PERSISTENT" || name == "A_REGS" || name == "PACK" ? 0 : 1)) return false;
          return true;
        }},
-      {"switch", "PERSISTENT, A_REGS, PACK and FIXUP are switches: 0 or 1",
+      {"switch", "PERSISTENT, A_REGS and PACK are switches: 0 or 1",
        [](const Point& p, const GpuLimits&) {
-         return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1 && p["PACK"] <= 1 && p["FIXUP"] <= 1;
+         return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1 && p["PACK"] <= 1;
        }},
-      {"fixup_splits",
-       "FIXUP=1 finishes split-K tiles in the launch: it needs SPLIT_K > 1 (at 1 it is the FIXUP=0 point)",
-       [](const Point& p, const GpuLimits&) { return !p["FIXUP"] || p["SPLIT_K"] > 1; }},
       {"consumers", "CONSUMERS must be 1 or 2 consumer warpgroups",
        [](const Point& p, const GpuLimits&) { return p["CONSUMERS"] == 1 || p["CONSUMERS"] == 2; }},
       {"wgmma_m",
@@ -165,14 +160,9 @@ KernelTemplate make_template(const Family& f) {
       {"CLUSTER_M", 2, "CTAs per cluster along M: 2 = two tile rows share each B tile (TMA multicast)"},
       {"CLUSTER_N", 1, "CTAs per cluster along N: 2 = two tile columns share each A tile (TMA multicast)"},
       {"SPLIT_K", 1,
-       "K splits: each output tile's K loop is shared by this many units, whose fp32 partials are added in "
-       "split order (by a second pass, or with FIXUP=1 by the split that finishes last)",
+       "K splits: each output tile's K loop is shared by this many units, whose fp32 partials a second pass "
+       "adds in split order",
        false},
-      {"FIXUP", 0,
-       "split-K: 1 = the split of a tile that finishes last adds the partials and writes C in the same "
-       "launch "
-       "(arrival counters); 0 = a second pass does",
-       true, 0},
       {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many units",
        false, 0},
       {"PACK", 0,
@@ -320,10 +310,7 @@ const std::vector<std::string>& gemm_wgmma_mutant_names() {
                                                  "no_exit_sync",
                                                  "store_before_slab_sync",
                                                  "release_before_mma",
-                                                 "split_slot_wraps",
-                                                 "fixup_arrive_early",
-                                                 "fixup_no_reset",
-                                                 "fixup_tile_counter"};
+                                                 "split_slot_wraps"};
   return names;
 }
 
