@@ -64,7 +64,7 @@ void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, co
                            CUstream stream);
 
 /// Split-K finished in the launch itself (gemm_skinny): one 32-bit arrival counter
-/// per output tile (or per tile and consumer), zero when a launch starts and put back to zero by the split
+/// per output tile, zero when a launch starts and put back to zero by the split
 /// that arrives last. The counters stay outside the workspace, which the fuzzer fills with NaN before every
 /// launch. One buffer per stream (by cuStreamGetId, which a new stream never reuses): launches on one stream
 /// are ordered, so no two launches share counters at once, and threads may launch one runner on their own
