@@ -27,6 +27,7 @@
 #include "tuner/table/embed.hpp"
 #include "tuner/table/export.hpp"
 #include "tuner/table/merge.hpp"
+#include "tuner/table/staleness.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
@@ -565,6 +566,71 @@ TEST(Export, EmbeddedImagesAreTheCachedImagesWithoutTheirDebugSections) {
     ASSERT_NE(it, cached.end()) << "no image of the cache has this code";
     EXPECT_LT(image.image.size(), it->second);
   }
+}
+
+// A template whose source changed after tuning leaves a table's rows as they were when the tree compiles each
+// of its winners to the code the table recorded (winner.code_sha256): tune check calls the table current and
+// tune export --embed-kernels ships the images. A winner whose code differs, or whose digest the table does
+// not record, makes the table stale and refuses the export.
+TEST(Staleness, AChangedSourceCountsOnlyWhenAWinnersCodeChanged) {
+  const fs::path dir = scratch("staleness");
+  const fs::path templates = TUNEFUZZ_BINARY_DIR "/share/tunefuzz/templates", current = dir / "current.yaml";
+  test::write_current_table(TUNEFUZZ_SOURCE_DIR "/tests/downstream/small_table.yaml", templates, current);
+  const fs::path cache_dir = TUNEFUZZ_BINARY_DIR "/test-cache";
+  const KernelCache cache(cache_dir);
+  std::map<std::string, std::string> digests;  // winner id -> the code the tree compiles it to
+  for (const EmbeddedImage& image : compile_winners(read_table_set(current), templates, cache))
+    digests[image.candidate] = code_sha256(image.image);
+  ASSERT_EQ(digests.size(), 2u);
+  // gemm_simt as if its source had changed since the tuning: the table's hash is no longer the tree's
+  std::string changed = read(current);
+  const std::string key = "    gemm_simt: ";
+  ASSERT_NE(changed.find(key), std::string::npos);
+  changed.replace(changed.find(key) + key.size(), 64, std::string(64, '0'));
+  const auto recorded = [&](bool other_simt_code) {
+    std::string text = changed;
+    for (const auto& [id, digest] : digests) {
+      const std::string line = "      id: " + id + "\n";
+      const size_t at = text.find(line);
+      EXPECT_NE(at, std::string::npos) << id;
+      std::string code = digest;
+      if (other_simt_code && id.rfind("gemm_simt/", 0) == 0) code[0] = code[0] == '0' ? '1' : '0';
+      text.insert(at + line.size(), "      code_sha256: " + code + "\n");
+    }
+    return text;
+  };
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return dir / name;
+  };
+  const fs::path same = write("same.yaml", recorded(false)), other = write("other.yaml", recorded(true)),
+                 unrecorded = write("unrecorded.yaml", changed);
+  const std::vector<TemplateChange> unchanged = template_changes(read_results_table(same), templates, cache);
+  ASSERT_EQ(unchanged.size(), 1u);
+  EXPECT_EQ(unchanged[0].name, "gemm_simt");
+  EXPECT_EQ(unchanged[0].winners, 1);
+  EXPECT_FALSE(unchanged[0].stale()) << ::testing::PrintToString(unchanged[0].changed);
+  EXPECT_EQ(compile_winners(read_table_set(same), templates, cache).size(), 2u);
+  for (const fs::path& stale : {other, unrecorded}) {
+    SCOPED_TRACE(stale.filename().string());
+    const std::vector<TemplateChange> changes = template_changes(read_results_table(stale), templates, cache);
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_TRUE(changes[0].stale());
+    EXPECT_THROW(compile_winners(read_table_set(stale), templates, cache), Error);
+  }
+  const std::string tune = "TUNEFUZZ_TEMPLATE_DIR=" + templates.string() +
+                           " TUNEFUZZ_CACHE_DIR=" + cache_dir.string() +
+                           " " TUNEFUZZ_BINARY_DIR "/bin/tune check ";
+  std::string output;
+  EXPECT_EQ(run(tune + same.string(), output), 0) << output;
+  EXPECT_NE(output.find("but the tree compiles its 1 winners to the code the table timed"), std::string::npos)
+      << output;
+  output.clear();
+  EXPECT_EQ(run(tune + other.string(), output), 1) << output;
+  EXPECT_NE(output.find("its code changed"), std::string::npos) << output;
+  output.clear();
+  EXPECT_EQ(run(tune + unrecorded.string(), output), 1) << output;
+  EXPECT_NE(output.find("the table records no code digest"), std::string::npos) << output;
 }
 
 TEST(Merge, OneCardUnionsRowsByProblemAndRecordsSources) {

@@ -16,13 +16,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/backend/compiler.hpp"
+#include "runtime/backend/elf_image.hpp"
+#include "runtime/dispatch/results_reader.hpp"
+#include "runtime/templates/gemm_mma.hpp"
 #include "tests/support/mutate.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/config/config.hpp"
-#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/table/results_table.hpp"
-#include "runtime/backend/compiler.hpp"
-#include "runtime/templates/gemm_mma.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -97,8 +98,16 @@ TEST(Tables, AWrittenTableReadsBackRowForRow) {
   device.limits.sm_count = 132;
   Provenance provenance = make_provenance("tune run x", "x.yaml", "nvrtc 13.0");
   provenance.template_hashes["gemm_mma"] = "abc";
-  const std::string text = YAML::Dump(results_table(device, provenance, {timing, empty}, {}, 100));
+  // The winner's image, as the fuzz stage hands it on: its code digest goes into the row.
+  FuzzedCandidate fuzzed;
+  fuzzed.candidate = parse_candidate_id(candidate_id(4, 32));
+  fuzzed.image = fs::temp_directory_path() / ("tunefuzz-image-" + std::to_string(getpid()) + ".cubin");
+  std::ofstream(fuzzed.image) << "not an ELF image: hashed whole";
+  const std::string text = YAML::Dump(results_table(device, provenance, {timing, empty}, {fuzzed}, 100));
+  fs::remove(fuzzed.image);
   const ResultsTable t = parse_results_table(text, "written.yaml");
+  ASSERT_TRUE(t.rows[0].winner);
+  EXPECT_EQ(t.rows[0].winner->code_sha256, code_sha256("not an ELF image: hashed whole"));
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[0].problem.name, "odd");
   EXPECT_EQ(t.rows[0].problem.k, 4099);
@@ -304,13 +313,27 @@ TEST(TuneCheck, ACurrentTablePassesAStaleOneFails) {
   EXPECT_EQ(run_tune("check " + before.string(), output), 1) << output;
   EXPECT_NE(output.find("template gemm_wgmma changed"), std::string::npos) << output;
   fs::remove(before);
-  const size_t at = text.find("gemm_mma: ") + std::string("gemm_mma: ").size();
+  // A template no winner is of: its change leaves every row as it was (the table says so and stays current).
+  std::string no_winner = text;
+  const size_t mma = no_winner.find("gemm_mma: ") + std::string("gemm_mma: ").size();
+  no_winner.replace(mma, 6, "000000");
+  const fs::path unused =
+      fs::temp_directory_path() / ("tunefuzz-unused-" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(unused) << no_winner;
+  output.clear();
+  EXPECT_EQ(run_tune("check " + unused.string(), output), 0) << output;
+  EXPECT_NE(output.find("template gemm_mma changed (table 000000"), std::string::npos) << output;
+  EXPECT_NE(output.find("no winner of the table is of it"), std::string::npos) << output;
+  fs::remove(unused);
+  // gemm_skinny's winners (two distinct, in three rows) record no code digest (the table predates it): stale.
+  const size_t at = text.find("gemm_skinny: ") + std::string("gemm_skinny: ").size();
   text.replace(at, 6, "000000");
   const fs::path stale = fs::temp_directory_path() / ("tunefuzz-stale-" + std::to_string(getpid()) + ".yaml");
   std::ofstream(stale) << text;
   output.clear();
   EXPECT_EQ(run_tune("check " + stale.string(), output), 1) << output;
-  EXPECT_NE(output.find("template gemm_mma changed"), std::string::npos) << output;
+  EXPECT_NE(output.find("template gemm_skinny changed"), std::string::npos) << output;
+  EXPECT_NE(output.find("2 of its 2 winners"), std::string::npos) << output;
   std::ofstream(stale) << "format: tunefuzz-results/1\ngpu: [1, 2]\n";
   output.clear();
   EXPECT_EQ(run_tune("check " + stale.string(), output), 2) << output;

@@ -107,6 +107,12 @@ TableRow read_row(const Reader& r, const YAML::Node& node, const std::string& pa
   w.median_ms = r.number(winner, "median_ms", wpath);
   w.tflops = r.number(winner, "tflops", wpath);
   if (w.median_ms <= 0) r.fail(winner["median_ms"], wpath + ".median_ms", "must be > 0");
+  if (winner["code_sha256"]) {
+    w.code_sha256 = r.text(winner, "code_sha256", wpath);
+    if (w.code_sha256.size() != 64 ||
+        w.code_sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+      r.fail(winner["code_sha256"], wpath + ".code_sha256", "expected 64 lowercase hexadecimal digits");
+  }
   row.winner = w;
   if (node["ratio_vs_baseline"]) row.ratio_vs_baseline = r.number(node, "ratio_vs_baseline", path);
   return row;

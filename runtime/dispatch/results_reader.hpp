@@ -24,6 +24,10 @@ struct TableWinner {
   std::map<std::string, int64_t> config;
   double median_ms = 0;
   double tflops = 0;
+  /// code_sha256 of the image the campaign fuzzed and timed (its sections but the debug information); empty
+  /// in tables written before it was recorded. Lets `tune check` and `tune export --embed-kernels` accept a
+  /// template whose source changed when the tree still compiles this winner to the same code.
+  std::string code_sha256;
 };
 
 struct TableRow {

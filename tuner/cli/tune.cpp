@@ -38,6 +38,7 @@
 #include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
+#include "tuner/table/staleness.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace {
@@ -421,17 +422,29 @@ int command_run(Options o) {
   return no_winner.empty() ? 0 : 1;
 }
 
-// A table is stale when the templates, the tool, the card or the driver it was measured with have changed.
+// A table is stale when the code of its winners, the tool, the card or the driver it was measured with have
+// changed. A template whose source changed counts only when the tree compiles one of its winners to other
+// code than the table recorded (tuner/table/staleness.hpp).
 int command_check(const Options& o) {
   const ResultsTable table = read_results_table(o.table);
-  std::vector<std::string> stale;
-  for (const auto& [name, hash] : table.template_hashes) {
-    const KernelTemplate& t = find_template(name, {o.table, 0, 0, "provenance.template_hashes." + name});
-    const std::string now = KernelSource::load(template_directory(), t.source_file).hash();
-    if (now != hash)
-      stale.push_back("template " + name + " changed (table " + hash.substr(0, 12) + ", tree " +
-                      now.substr(0, 12) + ")");
+  std::vector<std::string> stale, unchanged_code;
+  for (const TemplateChange& c :
+       template_changes(table, template_directory(), KernelCache(KernelCache::default_directory()))) {
+    const std::string what = "template " + c.name + " changed (table " + c.table_hash.substr(0, 12) +
+                             ", tree " + c.tree_hash.substr(0, 12) + ")";
+    if (!c.stale()) {
+      unchanged_code.push_back(what + (c.winners
+                                           ? ", but the tree compiles its " + std::to_string(c.winners) +
+                                                 " winners to the code the table timed"
+                                           : "; no winner of the table is of it"));
+      continue;
+    }
+    std::string line =
+        what + ": " + std::to_string(c.changed.size()) + " of its " + std::to_string(c.winners) + " winners";
+    for (const std::string& why : c.changed) line += "\n      " + why;
+    stale.push_back(line);
   }
+  for (const std::string& line : unchanged_code) std::printf("%s\n", line.c_str());
   if (table.tool_version != tool_version())
     stale.push_back("tool version " + table.tool_version + " in the table, " + tool_version() + " here");
   std::optional<ScratchDirectory> scratch;
@@ -448,7 +461,8 @@ int command_check(const Options& o) {
     std::printf("card and driver not compared: no usable GPU (%s)\n", probe.reason.c_str());
   }
   if (stale.empty()) {
-    std::printf("%s is current: templates, tool version%s match\n", o.table.c_str(),
+    std::printf("%s is current: %s, tool version%s match\n", o.table.c_str(),
+                unchanged_code.empty() ? "templates" : "the winners' code",
                 probe.device ? ", card and driver" : "");
     return 0;
   }

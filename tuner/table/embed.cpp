@@ -7,26 +7,38 @@
 #include "runtime/backend/compile_candidate.hpp"
 #include "runtime/backend/compiler_for.hpp"
 #include "runtime/backend/elf_image.hpp"
+#include "tuner/table/staleness.hpp"
 
 namespace tunefuzz {
 
 namespace {
 
-/// The template's source from the directory, refused when it is not what `table` was tuned with.
-const KernelSource& tuned_source(const ResultsTable& table, const KernelTemplate& t,
-                                 const std::filesystem::path& directory,
-                                 std::map<std::string, KernelSource>& sources) {
+/// The template's source from the directory (loaded once per file).
+const KernelSource& source_of(const KernelTemplate& t, const std::filesystem::path& directory,
+                              std::map<std::string, KernelSource>& sources) {
   auto found = sources.find(t.source_file);
-  if (found == sources.end()) found = sources.emplace(t.source_file, KernelSource::load(directory, t.source_file)).first;
-  const auto tuned = table.template_hashes.find(t.name);
-  if (tuned == table.template_hashes.end() || tuned->second != found->second.hash())
-    throw Error(ErrorKind::bad_input,
-                "template " + t.name + " in " + directory.string() + " is not the source this table was tuned with (" +
-                    (tuned == table.template_hashes.end() ? std::string("the table records none") : "table " + tuned->second.substr(0, 12)) +
-                    ", here " + found->second.hash().substr(0, 12) +
-                    "): its image would be untested code; tune again or export from the tree the table came from",
-                {table.file.string(), 0, 0, "provenance.template_hashes." + t.name});
+  if (found == sources.end())
+    found = sources.emplace(t.source_file, KernelSource::load(directory, t.source_file)).first;
   return found->second;
+}
+
+/// Refuses `image`, the tree's image of `winner`, when its template's source is not what `table` was tuned
+/// with and the code is not the code the table timed either (it would be untested code).
+void require_tuned_code(const ResultsTable& table, const TableWinner& winner, const KernelSource& source,
+                        const std::string& image, const std::filesystem::path& directory) {
+  const auto tuned = table.template_hashes.find(winner.template_name);
+  if (tuned != table.template_hashes.end() && tuned->second == source.hash()) return;
+  const std::string why = code_difference(winner, image);
+  if (why.empty()) return;  // the source changed, the code did not
+  throw Error(
+      ErrorKind::bad_input,
+      "template " + winner.template_name + " in " + directory.string() +
+          " is not the source this table was tuned with (" +
+          (tuned == table.template_hashes.end() ? std::string("the table records none")
+                                                : "table " + tuned->second.substr(0, 12)) +
+          ", here " + source.hash().substr(0, 12) + ") and " + winner.id + ": " + why +
+          ": its image would be untested code; tune again or export from the tree the table came from",
+      {table.file.string(), 0, 0, "provenance.template_hashes." + winner.template_name});
 }
 
 /// A C++ identifier-safe array name per image.
@@ -54,12 +66,13 @@ std::vector<EmbeddedImage> compile_winners(const TableSet& set, const std::files
       const Candidate candidate = parse_candidate_id(row.winner->id);
       const std::string arch = candidate.kernel_template->compile_arch(table.gpu_arch);
       if (!done.insert({row.winner->id, arch}).second) continue;
-      const KernelSource& source = tuned_source(table, *candidate.kernel_template, template_directory, sources);
+      const KernelSource& source = source_of(*candidate.kernel_template, template_directory, sources);
       std::fprintf(stderr, "compiling %s for %s\n", row.winner->id.c_str(), arch.c_str());
       // Shipped without the line tables and PTX text (two thirds of an NVRTC image, which the module load
       // would read for nothing): every other section, and so the code the campaign fuzzed and timed, as it
       // is.
       const std::string image = compile_candidate(candidate, table.gpu_arch, source, *compiler, cache).image;
+      require_tuned_code(table, *row.winner, source, image, template_directory);
       out.push_back({row.winner->id, arch, without_debug_sections(image).value_or(image)});
     }
   }

@@ -22,8 +22,9 @@ struct EmbeddedImage {
 
 /// One image per distinct winner and target, its debug sections emptied (without_debug_sections: the code
 /// digest is the tuned image's). Throws Error{bad_input} naming the table when a template in
-/// `template_directory` is not the source the table was tuned with (its image would be untested code), and
-/// Error{compile} with the log when a winner does not compile.
+/// `template_directory` is not the source the table was tuned with and a winner of it compiles to other code
+/// than the table recorded, or the table records none (its image would be untested code:
+/// tuner/table/staleness.hpp), and Error{compile} with the log when a winner does not compile.
 std::vector<EmbeddedImage> compile_winners(const TableSet& set, const std::filesystem::path& template_directory,
                                            const KernelCache& cache);
 

@@ -3,9 +3,12 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <sstream>
 
 #include "fuzz/domain.hpp"
+#include "runtime/backend/elf_image.hpp"
+#include "runtime/backend/kernel_cache.hpp"
 #include "tuner/campaign/gpus.hpp"
 #include "tuner/common/version.hpp"
 
@@ -285,6 +288,10 @@ YAML::Node results_table(const DeviceInfo& device, const Provenance& provenance,
       winner["tflops"] = round_to(w->tflops, 2);
       winner["verification_error_ratio"] = round_to(w->worst_error_ratio, 4);
       winner["verified_exact"] = w->exact_verified;
+      // The code it ran (a template's source may change later without changing it: tune check).
+      if (const FuzzedCandidate* f = by_id[w->id];
+          f && !f->image.empty() && std::filesystem::is_regular_file(f->image))
+        winner["code_sha256"] = code_sha256(read_whole_file(f->image));
       row["winner"] = winner;
       // Finalists within a few percent of the best, re-timed taking turns: what the choice was made on.
       for (const TimedEntry& e : t.entries) {
