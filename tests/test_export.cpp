@@ -364,7 +364,8 @@ TEST(Export, TheHeaderCompilesAloneAndLooksUpByTheRule) {
 }
 
 // Each header row ends with its tuned problem's alpha and beta, so a program re-timing a row (the runtime's
-// gpu_check) runs the same epilogue as the campaign did.
+// gpu_check) runs the same epilogue as the campaign did, and then the winner's code digest (empty for the
+// committed table, which predates it).
 TEST(Export, HeaderRowsCarryTheTunedProblemsAlphaAndBeta) {
   const fs::path dir = scratch("header-scalars");
   export_tables(read_table_set(kCommittedTable), ExportFormat::header, dir / "tables.hpp");
@@ -374,10 +375,12 @@ TEST(Export, HeaderRowsCarryTheTunedProblemsAlphaAndBeta) {
     const size_t at = text.find("\"" + problem + "\", ");
     if (at == std::string::npos) return std::string("no row");
     const size_t end = text.find("},\n", at);
-    return text.substr(text.rfind('"', end) + 1, end - text.rfind('"', end) - 1);
+    const size_t digest = text.rfind('"', text.rfind('"', end) - 1);  // the opening quote of the digest
+    const size_t hash = text.rfind('"', digest - 1);  // the closing quote of the template hash
+    return text.substr(hash + 1, end - hash - 1);
   };
-  EXPECT_EQ(row_end("square_4096_beta1"), ", 1, 1");
-  EXPECT_EQ(row_end("square_4096"), ", 1, 0");
+  EXPECT_EQ(row_end("square_4096_beta1"), ", 1, 1, \"\"");
+  EXPECT_EQ(row_end("square_4096"), ", 1, 0, \"\"");
 }
 
 TEST(Export, TheLookupKeysOnLayout) {

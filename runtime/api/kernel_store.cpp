@@ -6,6 +6,7 @@
 
 #include "runtime/backend/compile_candidate.hpp"
 #include "runtime/backend/compiler_for.hpp"
+#include "runtime/backend/elf_image.hpp"
 
 namespace tunefuzz::runtime {
 
@@ -27,26 +28,39 @@ KernelStore::KernelStore(const Table& table, const dispatch::Platform& platform,
       templates_(options.template_directory.empty() ? fs::path() : fs::path(options.template_directory)),
       cache_(options.cache_directory.empty() ? KernelCache::default_directory()
                                              : fs::path(options.cache_directory)) {
-  std::vector<std::string> tuned_hashes;
-  for (const TunedRow& r : table.rows) {
-    rows_.push_back(dispatch::make_row(r.card, r.arch, r.problem, r.m, r.n, r.k, r.precision, r.output, r.layout,
-                                       r.candidate));
-    tuned_hashes.push_back(r.template_hash);
-  }
+  for (const TunedRow& r : table.rows)
+    rows_.push_back(dispatch::make_row(r.card, r.arch, r.problem, r.m, r.n, r.k, r.precision, r.output,
+                                       r.layout, r.candidate));
   for (const KernelImage& image : table.images) images_.emplace(std::pair{image.candidate, image.arch}, image);
-  mark_stale_rows(tuned_hashes);
+  mark_stale_rows(table.rows);
 }
 
-void KernelStore::mark_stale_rows(const std::vector<std::string>& tuned_hashes) {
-  const std::lock_guard lock(compile_mutex_);
+void KernelStore::mark_stale_rows(const std::vector<TunedRow>& tuned) {
   for (size_t i = 0; i < rows_.size(); ++i) {
     const Candidate& candidate = rows_[i].candidate;
-    if (tuned_hashes[i].empty() || has_image(candidate)) continue;
-    const std::string installed = source_of(*candidate.kernel_template).hash();
-    if (installed != tuned_hashes[i])
-      rows_[i].unusable = "its template " + candidate.kernel_template->name + " changed since the table was tuned (" +
-                          tuned_hashes[i].substr(0, 12) + ", installed " + installed.substr(0, 12) +
-                          "): not compiled untested; tune again, or ship images compiled when it was tuned";
+    const std::string& tuned_hash = tuned[i].template_hash;
+    if (tuned_hash.empty() || has_image(candidate)) continue;
+    std::string installed;
+    {
+      const std::lock_guard lock(compile_mutex_);
+      installed = source_of(*candidate.kernel_template).hash();
+    }
+    if (installed == tuned_hash) continue;
+    // The source changed; the row stays usable if it still compiles to the code the table timed (compiled
+    // now, through the kernel cache, so its first call finds the image there).
+    std::string why = code_difference(tuned[i].code_sha256, "");
+    if (!tuned[i].code_sha256.empty()) {
+      try {
+        why = code_difference(tuned[i].code_sha256, compile(candidate));
+        if (why.empty()) continue;
+      } catch (const Error& e) {
+        why = "it does not compile here: " + e.message();
+      }
+    }
+    rows_[i].unusable = "its template " + candidate.kernel_template->name +
+                        " changed since the table was tuned (" + tuned_hash.substr(0, 12) + ", installed " +
+                        installed.substr(0, 12) + ") and " + why +
+                        ": not run untested; tune again, or ship images compiled when it was tuned";
   }
 }
 

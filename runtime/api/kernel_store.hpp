@@ -1,8 +1,9 @@
 // The kernels a handle can run: the table's rows as the dispatch reads them, the images compiled ahead of
 // time, and each candidate loaded once on its platform, from its embedded image or compiled on first use
-// through the persistent kernel cache (the template's source from the installed templates). A row whose winner
-// has no image and whose template changed since the table was tuned is marked unusable: the dispatch passes it
-// over, saying why, rather than run code no campaign fuzzed.
+// through the persistent kernel cache (the template's source from the installed templates). A row whose
+// winner has no image and whose template changed since the table was tuned is marked unusable unless that
+// template still compiles it to the code the table recorded (compiled when the handle is made, to compare):
+// the dispatch passes it over, saying why, rather than run code no campaign fuzzed.
 #pragma once
 
 #include <filesystem>
@@ -43,8 +44,9 @@ class KernelStore {
   std::string compile(const Candidate& candidate);
   /// The installed source of a template (compile_mutex_ held).
   const KernelSource& source_of(const KernelTemplate& t);
-  /// Marks the rows whose winner would be compiled from a template other than the one it was tuned with.
-  void mark_stale_rows(const std::vector<std::string>& tuned_hashes);
+  /// Marks the rows whose winner would be compiled from a template other than the one it was tuned with,
+  /// unless the tree's template compiles it to the code the table recorded (TunedRow::code_sha256).
+  void mark_stale_rows(const std::vector<TunedRow>& tuned);
 
   const dispatch::Platform& platform_;
   std::vector<dispatch::Row> rows_;

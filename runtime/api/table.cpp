@@ -11,10 +11,10 @@ Table Table::from_file(const std::string& path) {
     if (!row.winner) continue;
     const tunefuzz::Problem& p = row.problem;
     const auto hash = read.template_hashes.find(row.winner->template_name);
-    table.rows.push_back(TunedRow{read.gpu_name, read.gpu_arch, p.name, p.m, p.n, p.k, tunefuzz::to_string(p.input),
-                                  tunefuzz::to_string(p.output), tunefuzz::to_string(p.layout), row.winner->id,
-                                  row.winner->tflops, hash == read.template_hashes.end() ? "" : hash->second,
-                                  p.alpha, p.beta});
+    table.rows.push_back(TunedRow{
+        read.gpu_name, read.gpu_arch, p.name, p.m, p.n, p.k, tunefuzz::to_string(p.input),
+        tunefuzz::to_string(p.output), tunefuzz::to_string(p.layout), row.winner->id, row.winner->tflops,
+        hash == read.template_hashes.end() ? "" : hash->second, p.alpha, p.beta, row.winner->code_sha256});
   }
   return table;
 }

@@ -179,4 +179,11 @@ std::optional<std::string> without_debug_sections(const std::string& image) {
   return out;
 }
 
+std::string code_difference(const std::string& recorded, const std::string& image) {
+  if (recorded.empty()) return "the table records no code digest for it";
+  const std::string now = code_sha256(image);
+  if (now == recorded) return "";
+  return "its code changed (table " + recorded.substr(0, 12) + ", here " + now.substr(0, 12) + ")";
+}
+
 }  // namespace tunefuzz

@@ -32,6 +32,11 @@ bool is_debug_section(const ElfSection& section);
 /// this stays; any change to the code changes it.
 std::string code_sha256(const std::string& image);
 
+/// Why `image` is not the code a table recorded for it (`recorded`: its code_sha256 when tuned, empty where
+/// the table records none), or "" when it is: the rule by which a template whose source changed after tuning
+/// still serves that row (tune check, tune export --embed-kernels, the runtime compiling on first use).
+std::string code_difference(const std::string& recorded, const std::string& image);
+
 /// The image with its debug sections emptied: their headers stay (every section keeps its index, so the
 /// symbol table and relocations are untouched) with no bytes, and what followed them moves up by multiples
 /// of the largest alignment in the image, the program headers following it. Every other section's bytes

@@ -28,7 +28,7 @@ void require_tuned_code(const ResultsTable& table, const TableWinner& winner, co
                         const std::string& image, const std::filesystem::path& directory) {
   const auto tuned = table.template_hashes.find(winner.template_name);
   if (tuned != table.template_hashes.end() && tuned->second == source.hash()) return;
-  const std::string why = code_difference(winner, image);
+  const std::string why = code_difference(winner.code_sha256, image);
   if (why.empty()) return;  // the source changed, the code did not
   throw Error(
       ErrorKind::bad_input,

@@ -163,7 +163,7 @@ std::string row_literal(const ResultsTable& table, const TableRow& row, size_t w
          cpp_string(row.winner->template_name) + ", " + cpp_string(row.winner->id) + ",\n        " +
          parameters_literal(parameters, width) + ", " + std::to_string(parameters.size()) + ", " +
          number(row.winner->tflops) + ",\n        " + cpp_string(template_hash(table, row)) + ", " +
-         number(p.alpha) + ", " + number(p.beta) + "},\n";
+         number(p.alpha) + ", " + number(p.beta) + ", " + cpp_string(row.winner->code_sha256) + "},\n";
 }
 
 /// Where the tables came from, one comment line per table.

@@ -66,6 +66,7 @@ struct Row {
   double tflops;  ///< the winner's median TFLOP/s on `card`
   std::string_view template_hash;  ///< SHA-256 of the winner's template source when tuned (the table's)
   double alpha, beta;              ///< the tuned problem's scalars (beta != 0 reads C)
+  std::string_view code_sha256;    ///< the winner's code digest when tuned; empty when the table has none
 };
 
 /// The fallback's candidate id for one pair of element types the template computes.

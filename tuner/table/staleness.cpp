@@ -10,13 +10,6 @@
 
 namespace tunefuzz {
 
-std::string code_difference(const TableWinner& winner, const std::string& image) {
-  if (winner.code_sha256.empty()) return "the table records no code digest for it";
-  const std::string now = code_sha256(image);
-  if (now == winner.code_sha256) return "";
-  return "its code changed (table " + winner.code_sha256.substr(0, 12) + ", tree " + now.substr(0, 12) + ")";
-}
-
 std::vector<TemplateChange> template_changes(const ResultsTable& table,
                                              const std::filesystem::path& template_directory,
                                              const KernelCache& cache) {
@@ -50,7 +43,7 @@ std::vector<TemplateChange> template_changes(const ResultsTable& table,
       const Candidate candidate = parse_candidate_id(row.winner->id);
       const KernelSource& source = sources.at(candidate.kernel_template->source_file);
       try {
-        why = code_difference(*row.winner,
+        why = code_difference(row.winner->code_sha256,
                               compile_candidate(candidate, table.gpu_arch, source, *compiler, cache).image);
       } catch (const Error& e) {
         why = "the tree does not compile it: " + e.message();

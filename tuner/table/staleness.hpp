@@ -31,8 +31,4 @@ std::vector<TemplateChange> template_changes(const ResultsTable& table,
                                              const std::filesystem::path& template_directory,
                                              const KernelCache& cache);
 
-/// Why `winner` (a row of `table`) compiled from `source` is not the code the table timed, or "" when it is.
-/// `image` is the tree's image of it.
-std::string code_difference(const TableWinner& winner, const std::string& image);
-
 }  // namespace tunefuzz

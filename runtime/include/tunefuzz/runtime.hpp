@@ -53,6 +53,7 @@ struct TunedRow {
   double tflops = 0;                      ///< the winner's median TFLOP/s on `card` when tuned
   std::string template_hash;              ///< SHA-256 of its template's source when tuned; empty: unknown
   double alpha = 1, beta = 0;             ///< the tuned problem's scalars (beta != 0 reads C: another epilogue)
+  std::string code_sha256;                ///< the winner's code digest when tuned; empty: not recorded
 };
 
 /// A kernel image compiled ahead of time (`tune export --format cmake --embed-kernels`): a cubin for an
@@ -154,7 +155,7 @@ Table Table::from_rows(const Rows& rows) {
     table.rows.push_back(TunedRow{std::string(r.card), std::string(r.arch), std::string(r.problem), r.m, r.n,
                                   r.k, std::string(r.precision), std::string(r.output), std::string(r.layout),
                                   std::string(r.candidate), r.tflops, std::string(r.template_hash), r.alpha,
-                                  r.beta});
+                                  r.beta, std::string(r.code_sha256)});
   return table;
 }
 
