@@ -17,13 +17,15 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "runtime/backend/elf_image.hpp"
+#include "runtime/templates/gemm_wgmma.hpp"
 #include "tests/support/fake_gpu.hpp"
 #include "tests/support/spawn.hpp"
-#include "runtime/templates/gemm_wgmma.hpp"
 
 namespace {
 
@@ -109,6 +111,27 @@ TEST_F(Resume, KilledAtAnyMomentAndResumedEndsWithTheUninterruptedTable) {
       }
     }
   }
+}
+
+// Each winner of a campaign's table records the code digest of the image it was fuzzed and timed as: the
+// digest of one of the kernel cache's images (tune check compares it with the tree's when a template's
+// source changes later).
+TEST_F(Resume, TheTableRecordsEachWinnersCodeDigest) {
+  std::set<std::string> cached;
+  for (const auto& entry : fs::directory_iterator(root_ / "cache"))
+    if (entry.path().extension() == ".cubin") {
+      std::ifstream in(entry.path(), std::ios::binary);
+      cached.insert(tunefuzz::code_sha256(std::string(std::istreambuf_iterator<char>(in), {})));
+    }
+  int winners = 0;
+  for (const auto& row : YAML::LoadFile((root_ / "reference" / "smoke.yaml").string())["problems"]) {
+    if (!row["winner"].IsMap()) continue;
+    ++winners;
+    ASSERT_TRUE(row["winner"]["code_sha256"]) << row["name"].as<std::string>();
+    EXPECT_TRUE(cached.count(row["winner"]["code_sha256"].as<std::string>()))
+        << row["name"].as<std::string>();
+  }
+  EXPECT_GT(winners, 0);
 }
 
 // fuzz run's budget bounds a round as well: once it is spent no candidate's job starts, so a round of slow
