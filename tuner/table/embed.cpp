@@ -7,7 +7,6 @@
 #include "runtime/backend/compile_candidate.hpp"
 #include "runtime/backend/compiler_for.hpp"
 #include "runtime/backend/elf_image.hpp"
-#include "tuner/table/staleness.hpp"
 
 namespace tunefuzz {
 
