@@ -11,7 +11,7 @@ mkdir -p $L $W
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader > $L/card.txt
 nproc > $L/nproc.txt
 [ -d /tmp/tpl ] || cp -r $C/share/tunefuzz/templates /tmp/tpl
-export LD_LIBRARY_PATH=$C/lib TUNEFUZZ_CACHE_DIR=/tmp/tf-cache TUNEFUZZ_VERDICT_DIR=/tmp/tf-verdicts TUNEFUZZ_TEMPLATE_DIR=/tmp/tpl
+export LD_LIBRARY_PATH=$C/lib TUNEFUZZ_CACHE_DIR=/tmp/tf-cache TUNEFUZZ_VERDICT_DIR=${TUNEFUZZ_VERDICT_DIR:-/tmp/tf-verdicts} TUNEFUZZ_TEMPLATE_DIR=/tmp/tpl
 start=$(date +%s)
 limit=${LIMIT:-575}
 # The card's clocks, power and temperature every second through the call (issue 18: timings that differ

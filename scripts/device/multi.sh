@@ -1,5 +1,5 @@
 #!/bin/bash
-# Device calls on a two-GPU machine: every template's mutants (issue 15), split over the GPUs, and the fuzz
+# Device calls on a machine of several GPUs: every template's mutants (issue 15), split over the GPUs, and the fuzz
 # stage's parallel efficiency on one GPU against two (issue 20). Logs and reports come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs
@@ -50,7 +50,9 @@ case $step in
   scale) fuzzrun warm 0 5s; fuzzrun one 0 $BUDGET; fuzzrun two 0,1 $BUDGET; fuzzrun four 0,1,2,3 $BUDGET ;;
   fuzzeff) fuzzrun warm 0 ${WARM:-5s}; fuzzrun one 0 ${BUDGET:-120s}; fuzzrun two 0,1 ${BUDGET:-120s} ;;
   camp4) tunerun four 0,1,2,3 ;;  # run `scale` (or `warm`) first in the same call: the images come from its cache
-  camp1) tunerun one 0 ;;
+  camp2) tunerun two 0,1 ;;
+  camp1) tunerun one 0  # the one-GPU table and its store, where a later camp.sh call on this machine finds them
+         mkdir -p /tmp/camp && cp $L/one.yaml /tmp/camp/h200.yaml 2>/dev/null ;;
   compile) t0=$(date +%s); $C/bin/tune compile $CFG > $L/compile.txt 2>&1; echo "compile $CFG rc=$? $(( $(date +%s) - t0 )) s" >> $L/times.txt ;;
   warm) fuzzrun warm 0 5s ;;
 esac
