@@ -58,8 +58,10 @@ const std::vector<Case>& recorded_cases() {
     std::vector<Case> out;
     for (const Recording& r : kRecordings) {
       const Config config = load_config(source(r.config));
-      for (RecordedProblem& p : recorded_timings(source(r.journal), config))
-        out.push_back({config, std::move(p), std::string(r.journal) + " " + p.problem.name});
+      for (RecordedProblem& p : recorded_timings(source(r.journal), config)) {
+        std::string where = std::string(r.journal) + " " + p.problem.name;  // before p is moved from
+        out.push_back({config, std::move(p), std::move(where)});
+      }
     }
     return out;
   }();

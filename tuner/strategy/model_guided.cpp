@@ -2,9 +2,9 @@
 // first round screens the best-ranked few of each template, which fits the model's factor per template and
 // measures how far off it is; later rounds screen only candidates the refined model says could still beat
 // the fastest screen (by more than its error), best first, a few at a time; one more round screens the rest
-// of the groups closest to the fastest screen (members the model cannot tell apart), a member of each in turn;
-// the fastest screens are
-// then verified, timed in full and re-timed in turns with cuBLAS, in one round.
+// of the groups closest to the fastest screen (members the model cannot tell apart), a member of each in
+// turn; the fastest screens are then verified and timed in full, and those whose full timings stay within
+// kCloseFraction of the fastest are re-timed in turns with each other and cuBLAS (exhaustive's last round).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -47,6 +47,10 @@ class ModelGuided : public SearchStrategy {
       }
       final_done_ = true;
       return final_round(state);
+    }
+    if (!turns_done_) {  // as exhaustive does: only the finalists whose full timings stay close take turns
+      turns_done_ = true;
+      return turns_round(state, close_to_best(state, kCloseFraction));
     }
     return std::nullopt;
   }
@@ -197,12 +201,6 @@ class ModelGuided : public SearchStrategy {
     for (const std::string& id : ranked)
       if (round.time.size() < kMostFinalists && state.screens.at(id) <= best * (1 + kFinalWindow))
         round.time.push_back(id);
-    round.interleave = round.time;
-    round.interleave_baseline = state.baseline.status == "timed";
-    if (round.interleave.size() + (round.interleave_baseline ? 1 : 0) < 2) {
-      round.interleave.clear();
-      round.interleave_baseline = false;
-    }
     return round;
   }
 
@@ -211,6 +209,7 @@ class ModelGuided : public SearchStrategy {
   std::map<std::string, double> raw_;
   bool siblings_done_ = false;
   bool final_done_ = false;
+  bool turns_done_ = false;
 };
 
 }  // namespace
