@@ -364,8 +364,8 @@ TEST(Export, TheHeaderCompilesAloneAndLooksUpByTheRule) {
 }
 
 // Each header row ends with its tuned problem's alpha and beta, so a program re-timing a row (the runtime's
-// gpu_check) runs the same epilogue as the campaign did, and then the winner's code digest (empty for the
-// committed table, which predates it).
+// gpu_check) runs the same epilogue as the campaign did, and then the winner's code digest as the table
+// records it.
 TEST(Export, HeaderRowsCarryTheTunedProblemsAlphaAndBeta) {
   const fs::path dir = scratch("header-scalars");
   export_tables(read_table_set(kCommittedTable), ExportFormat::header, dir / "tables.hpp");
@@ -379,8 +379,15 @@ TEST(Export, HeaderRowsCarryTheTunedProblemsAlphaAndBeta) {
     const size_t hash = text.rfind('"', digest - 1);  // the closing quote of the template hash
     return text.substr(hash + 1, end - hash - 1);
   };
-  EXPECT_EQ(row_end("square_4096_beta1"), ", 1, 1, \"\"");
-  EXPECT_EQ(row_end("square_4096"), ", 1, 0, \"\"");
+  const ResultsTable table = read_results_table(kCommittedTable);
+  const auto digest = [&](const std::string& problem) {
+    for (const TableRow& r : table.rows)
+      if (r.problem.name == problem && r.winner) return r.winner->code_sha256;
+    return std::string("no winner");
+  };
+  ASSERT_EQ(digest("square_4096").size(), 64u) << "the committed table records its winners' code digests";
+  EXPECT_EQ(row_end("square_4096_beta1"), ", 1, 1, \"" + digest("square_4096_beta1") + "\"");
+  EXPECT_EQ(row_end("square_4096"), ", 1, 0, \"" + digest("square_4096") + "\"");
 }
 
 TEST(Export, TheLookupKeysOnLayout) {
