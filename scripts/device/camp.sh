@@ -3,7 +3,7 @@
 # Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) |
 #   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml)
-# Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
+# GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
 mkdir -p $L $W
@@ -24,7 +24,7 @@ for step in "$@"; do
   t0=$(date +%s%N); d=$(date -u +%FT%TZ)
   case $step in
     cold)   [ -f $W/h200.journal ] && r=--resume || r=
-            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${EXTRA:-} > $L/cold-$(date +%s).txt 2>&1 ;;
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${GPUS:+--gpus $GPUS} ${EXTRA:-} > $L/cold-$(date +%s).txt 2>&1 ;;
     rerun)  timeout $left $C/bin/tune run configs/h200.yaml -o $W/rerun.yaml --work-dir $W/work-rerun ${EXTRA:-} > $L/rerun.txt 2>&1 ;;
     added)  cp configs/h200.yaml $W/h200-added.yaml
             sed -i '/^problems:/a\  - {name: added_3000x5000x700, m: 3000, n: 5000, k: 700, precision: bf16}' $W/h200-added.yaml
@@ -41,7 +41,7 @@ for step in "$@"; do
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     cfg:*)  n=${step#cfg:}; f=configs/$n.yaml; case $n in */*) f=$n n=$(basename $n .yaml) ;; esac  # a name or a path
             [ -f $W/$n.journal ] && r=--resume || r=
-            timeout $left $C/bin/tune run $f -o $W/$n.yaml --work-dir $W/work-$n $r > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
+            timeout $left $C/bin/tune run $f -o $W/$n.yaml --work-dir $W/work-$n $r ${GPUS:+--gpus $GPUS} > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
     gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
             [ -f $W/$n.yaml ] || cp results/$n.yaml $W/$n.yaml  # no campaign in this call: the committed table
             { $C/bin/tune check $W/$n.yaml && $C/bin/tune export $W/$n.yaml --format cmake --embed-kernels -o /tmp/tables &&
