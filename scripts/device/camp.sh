@@ -2,7 +2,8 @@
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
 # Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) |
-#   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml)
+#   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
+#   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
@@ -62,6 +63,10 @@ for step in "$@"; do
             LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /usr/local/cuda/bin/ncu --profile-from-start off \
               --set full -f -o /tmp/profile-$n /tmp/ds-profile/profile_rows $table ${names//,/ } > $L/profile-$n.txt 2>&1
             /usr/local/cuda/bin/ncu --import /tmp/profile-$n.ncu-rep --page details --csv > $L/profile-$n-details.csv 2>&1 ;;
+    sass:*) IFS=: read -r _ cfg label <<< "$step"; label=${label:-shipped}  # every image of CONFIG, disassembled
+            # (SASS_TPL=DIR compiles another template tree); read here with scripts/sass_mix.py
+            TUNEFUZZ_CACHE_DIR=/tmp/sass-$label TUNEFUZZ_TEMPLATE_DIR=${SASS_TPL:-/tmp/tpl} timeout $left $C/bin/tune compile $cfg > $L/sass-$label-compile.txt 2>&1 &&
+            for f in /tmp/sass-$label/*.cubin; do /usr/local/cuda/bin/cuobjdump -sass $f; done | gzip > $L/sass-$label.txt.gz ;;
     loadab) # module loads of the largest cached cubins as compiled and without debug sections
             # (gpu-carry/bin/strip_debug: without_debug_sections), each fresh process in turn, three rounds
             g++ -O2 -std=c++17 scripts/load_probe.cpp -I/usr/local/cuda/include -lcuda -o /tmp/load_probe > $L/loadab-build.txt 2>&1
