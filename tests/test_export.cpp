@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -570,27 +571,46 @@ TEST(Export, EmbeddedImagesAreTheCachedImagesWithoutTheirDebugSections) {
     SCOPED_TRACE(image.candidate);
     const auto sections = elf_sections(image.image);
     ASSERT_TRUE(sections);
-    for (const ElfSection& s : *sections)
-      if (is_debug_section(s)) EXPECT_EQ(s.size, 0u) << s.name;
+    for (const ElfSection& s : *sections) {
+      if (is_debug_section(s)) {
+        EXPECT_EQ(s.size, 0u) << s.name;
+      }
+    }
     const auto it = cached.find(code_sha256(image.image));
     ASSERT_NE(it, cached.end()) << "no image of the cache has this code";
     EXPECT_LT(image.image.size(), it->second);
   }
 }
 
+// The small fixture table made current for the tree's templates in a scratch folder, with the code digest the
+// tree compiles each of its two winners to (through the tests' kernel cache).
+struct SmallCurrentTable {
+  fs::path dir, templates = TUNEFUZZ_BINARY_DIR "/share/tunefuzz/templates", current,
+                cache_dir = TUNEFUZZ_BINARY_DIR "/test-cache";
+  KernelCache cache{cache_dir};
+  std::map<std::string, std::string> digests;  // winner id -> the code the tree compiles it to
+
+  explicit SmallCurrentTable(const std::string& name) : dir(scratch(name)), current(dir / "current.yaml") {
+    test::write_current_table(TUNEFUZZ_SOURCE_DIR "/tests/downstream/small_table.yaml", templates, current);
+    for (const EmbeddedImage& image : compile_winners(read_table_set(current), templates, cache))
+      digests[image.candidate] = code_sha256(image.image);
+  }
+  // tune check with this tree's templates and the tests' kernel cache
+  std::string tune_check() const {
+    return "TUNEFUZZ_TEMPLATE_DIR=" + templates.string() + " TUNEFUZZ_CACHE_DIR=" + cache_dir.string() +
+           " " TUNEFUZZ_BINARY_DIR "/bin/tune check ";
+  }
+};
+
 // A template whose source changed after tuning leaves a table's rows as they were when the tree compiles each
 // of its winners to the code the table recorded (winner.code_sha256): tune check calls the table current and
 // tune export --embed-kernels ships the images. A winner whose code differs, or whose digest the table does
 // not record, makes the table stale and refuses the export.
 TEST(Staleness, AChangedSourceCountsOnlyWhenAWinnersCodeChanged) {
-  const fs::path dir = scratch("staleness");
-  const fs::path templates = TUNEFUZZ_BINARY_DIR "/share/tunefuzz/templates", current = dir / "current.yaml";
-  test::write_current_table(TUNEFUZZ_SOURCE_DIR "/tests/downstream/small_table.yaml", templates, current);
-  const fs::path cache_dir = TUNEFUZZ_BINARY_DIR "/test-cache";
-  const KernelCache cache(cache_dir);
-  std::map<std::string, std::string> digests;  // winner id -> the code the tree compiles it to
-  for (const EmbeddedImage& image : compile_winners(read_table_set(current), templates, cache))
-    digests[image.candidate] = code_sha256(image.image);
+  const SmallCurrentTable small("staleness");
+  const fs::path &dir = small.dir, &templates = small.templates, &current = small.current;
+  const KernelCache& cache = small.cache;
+  const std::map<std::string, std::string>& digests = small.digests;
   ASSERT_EQ(digests.size(), 2u);
   // gemm_simt as if its source had changed since the tuning: the table's hash is no longer the tree's
   std::string changed = read(current);
@@ -628,9 +648,7 @@ TEST(Staleness, AChangedSourceCountsOnlyWhenAWinnersCodeChanged) {
     EXPECT_TRUE(changes[0].stale());
     EXPECT_THROW(compile_winners(read_table_set(stale), templates, cache), Error);
   }
-  const std::string tune = "TUNEFUZZ_TEMPLATE_DIR=" + templates.string() +
-                           " TUNEFUZZ_CACHE_DIR=" + cache_dir.string() +
-                           " " TUNEFUZZ_BINARY_DIR "/bin/tune check ";
+  const std::string tune = small.tune_check();
   std::string output;
   EXPECT_EQ(run(tune + same.string(), output), 0) << output;
   EXPECT_NE(output.find("but the tree compiles its 1 winners to the code the table timed"), std::string::npos)
@@ -641,6 +659,61 @@ TEST(Staleness, AChangedSourceCountsOnlyWhenAWinnersCodeChanged) {
   output.clear();
   EXPECT_EQ(run(tune + unrecorded.string(), output), 1) << output;
   EXPECT_NE(output.find("the table records no code digest"), std::string::npos) << output;
+}
+
+// A table written before winners recorded their code digests gets them from `tune check --record-digests`
+// while the tree has the template sources and the compiler it was tuned with: each the digest of the image
+// the tree compiles the winner to, written into the table with nothing else changed. Where the source or the
+// compiler differs, the winner keeps none, and the reason is named.
+TEST(Staleness, RecordedDigestsAreTheCodeTheTreeCompilesFromTheTunedSources) {
+  const SmallCurrentTable small("record-digests");
+  const fs::path &dir = small.dir, &templates = small.templates, &current = small.current;
+  const KernelCache& cache = small.cache;
+  const std::map<std::string, std::string>& digests = small.digests;
+  ASSERT_EQ(digests.size(), 2u);
+  const std::string before = read(current);
+  ASSERT_EQ(before.find("code_sha256"), std::string::npos) << "the fixture records digests already";
+
+  const std::string tune = small.tune_check() + "--record-digests ";
+  std::string output;
+  EXPECT_EQ(run(tune + current.string(), output), 0) << output;
+  EXPECT_NE(output.find("recorded the code digests of 2 winners"), std::string::npos) << output;
+  std::set<std::string> seen;
+  for (const TableRow& row : read_results_table(current).rows)
+    if (row.winner) {
+      EXPECT_EQ(row.winner->code_sha256, digests.at(row.winner->id)) << row.winner->id;
+      seen.insert(row.winner->id);
+    }
+  EXPECT_EQ(seen.size(), 2u);
+  std::string without;  // the table again without the lines the command added
+  std::istringstream lines(read(current));
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("code_sha256: ") == std::string::npos) without += line + "\n";
+  EXPECT_EQ(without, before);
+
+  // Another compiler, or another source of one template: those winners keep no digest.
+  const auto variant = [&](const std::string& from, const std::string& to) {
+    std::string text = before;
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    std::ofstream(dir / "variant.yaml") << text;
+    return missing_code_digests(read_results_table(dir / "variant.yaml"), templates, cache);
+  };
+  const DigestBackfill other_compiler = variant("compiler: nvrtc 13.0", "compiler: nvrtc 12.4");
+  EXPECT_TRUE(other_compiler.digests.empty());
+  ASSERT_EQ(other_compiler.skipped.size(), 2u);
+  for (const std::string& why : other_compiler.skipped)
+    EXPECT_NE(why.find("built by nvrtc 12.4"), std::string::npos) << why;
+  const std::string key = "    gemm_simt: ";
+  const size_t at = before.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const DigestBackfill other_source = variant(before.substr(at, key.size() + 64), key + std::string(64, '0'));
+  ASSERT_EQ(other_source.digests.size(), 1u);
+  EXPECT_EQ(other_source.digests.begin()->second, digests.at(other_source.digests.begin()->first));
+  ASSERT_EQ(other_source.skipped.size(), 1u);
+  EXPECT_EQ(other_source.skipped[0].rfind("gemm_simt/", 0), 0u) << other_source.skipped[0];
+  EXPECT_NE(other_source.skipped[0].find("not the one the table was tuned with"), std::string::npos);
 }
 
 TEST(Merge, OneCardUnionsRowsByProblemAndRecordsSources) {

@@ -140,6 +140,7 @@ ResultsTable parse_results_table_node(const YAML::Node& root, const std::string&
     t.tool_commit = r.text(prov, "tool_commit", at("provenance"));
     t.date = r.text(prov, "date", at("provenance"));
     t.command = r.text(prov, "command", at("provenance"));
+    if (prov["compiler"]) t.compiler = r.text(prov, "compiler", at("provenance"));
     const YAML::Node hashes = r.child(prov, "template_hashes", at("provenance"));
     if (!hashes.IsMap())
       r.fail(hashes, at("provenance.template_hashes"), "expected a map of template name to hash");

@@ -44,6 +44,7 @@ struct ResultsTable {
   std::string gpu_name, gpu_arch, driver;
   int64_t sm_count = 0;
   std::string tool_version, tool_commit, date, command;
+  std::string compiler;  ///< provenance.compiler, e.g. "nvrtc 13.0"; empty in tables that do not say
   std::map<std::string, std::string> template_hashes;
   std::vector<TableRow> rows;
 };

@@ -3,7 +3,7 @@
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate (NVRTC or hiprtc; no GPU)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //            [--strategy exhaustive|halving|model]  (how each problem's candidates are searched)
-//   tune check TABLE                                 exit 1 when a table is stale for this tree and machine
+//   tune check TABLE [--record-digests]              exit 1 when a table is stale for this tree and machine
 //   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded
 //   timings tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
 // --json on space, compile, run and show prints one JSON document on standard output.
@@ -60,6 +60,7 @@ struct Options {
   std::string gpus;       ///< run: `--gpus all|0,2,3` (empty: the GPU this process sees, as always)
   std::string table;
   bool require_gpu = false;
+  bool record_digests = false;
   bool json = false;
   bool embed_kernels = false;  ///< export --format cmake: the winners' images compiled ahead of time
   std::vector<std::string> tables;
@@ -426,10 +427,21 @@ int command_run(Options o) {
 // changed. A template whose source changed counts only when the tree compiles one of its winners to other
 // code than the table recorded (tuner/table/staleness.hpp).
 int command_check(const Options& o) {
-  const ResultsTable table = read_results_table(o.table);
+  const KernelCache cache(KernelCache::default_directory());
+  ResultsTable table = read_results_table(o.table);
+  if (o.record_digests) {
+    const DigestBackfill found = missing_code_digests(table, template_directory(), cache);
+    if (!found.digests.empty()) {
+      write_file_atomically(o.table,
+                            with_code_digests(read_input_file(o.table, "results table", kTableByteLimit),
+                                              found.digests, o.table));
+      table = read_results_table(o.table);
+    }
+    std::printf("recorded the code digests of %zu winners in %s\n", found.digests.size(), o.table.c_str());
+    for (const std::string& why : found.skipped) std::printf("  not recorded: %s\n", why.c_str());
+  }
   std::vector<std::string> stale, unchanged_code;
-  for (const TemplateChange& c :
-       template_changes(table, template_directory(), KernelCache(KernelCache::default_directory()))) {
+  for (const TemplateChange& c : template_changes(table, template_directory(), cache)) {
     const std::string what = "template " + c.name + " changed (table " + c.table_hash.substr(0, 12) +
                              ", tree " + c.tree_hash.substr(0, 12) + ")";
     if (!c.stale()) {
@@ -556,6 +568,9 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
   CLI::App* check =
       app.add_subcommand("check", "exit 1 if a results table is stale for this tree and machine");
   check->add_option("table", o.table, "results table (results/<gpu>.yaml)")->required();
+  check->add_flag("--record-digests", o.record_digests,
+                  "first write into the table the code digests of winners that record none, compiled again "
+                  "where the tree has the template sources and compiler the table was tuned with");
   check->add_flag("--require-gpu", o.require_gpu,
                   "fail (exit 3) when there is no GPU to compare card and driver");
   check->add_option("--work-dir", o.work_directory,

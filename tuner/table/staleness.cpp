@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "runtime/backend/compile_candidate.hpp"
 #include "runtime/backend/compiler_for.hpp"
@@ -53,6 +54,110 @@ std::vector<TemplateChange> template_changes(const ResultsTable& table,
   }
   std::vector<TemplateChange> out;
   for (auto& [name, c] : changes) out.push_back(std::move(c));
+  return out;
+}
+
+DigestBackfill missing_code_digests(const ResultsTable& table,
+                                    const std::filesystem::path& template_directory,
+                                    const KernelCache& cache) {
+  DigestBackfill out;
+  std::map<std::string, KernelSource> sources;
+  std::unique_ptr<Compiler> compiler;
+  std::string no_compiler;
+  try {
+    compiler = compiler_for(GpuSpec{table.gpu_name, table.gpu_arch, {}, {}, {}});
+    if (table.compiler.empty())
+      no_compiler = "the table does not say which compiler built it";
+    else if (compiler->version() != table.compiler)
+      no_compiler = "built by " + table.compiler + ", this tool compiles with " + compiler->version();
+  } catch (const Error& e) {
+    no_compiler = "cannot be compiled here: " + e.message();
+  }
+  std::set<std::string> seen;
+  for (const TableRow& row : table.rows) {
+    if (!row.winner || !row.winner->code_sha256.empty() || !seen.insert(row.winner->id).second) continue;
+    const std::string& id = row.winner->id;
+    if (!no_compiler.empty()) {
+      out.skipped.push_back(id + ": " + no_compiler);
+      continue;
+    }
+    try {
+      const Candidate candidate = parse_candidate_id(id);
+      const KernelTemplate& t = *candidate.kernel_template;
+      const auto recorded = table.template_hashes.find(t.name);
+      auto source = sources.find(t.source_file);
+      if (source == sources.end())
+        source = sources.emplace(t.source_file, KernelSource::load(template_directory, t.source_file)).first;
+      if (recorded == table.template_hashes.end()) {
+        out.skipped.push_back(id + ": the table records no source hash of " + t.name);
+      } else if (recorded->second != source->second.hash()) {
+        out.skipped.push_back(id + ": " + t.name +
+                              "'s source in the tree is not the one the table was tuned with");
+      } else {
+        out.digests[id] =
+            code_sha256(compile_candidate(candidate, table.gpu_arch, source->second, *compiler, cache).image);
+      }
+    } catch (const Error& e) {
+      out.skipped.push_back(id + ": " + e.message());
+    }
+  }
+  return out;
+}
+
+namespace {
+
+size_t indentation(const std::string& line) {
+  const size_t first = line.find_first_not_of(' ');
+  return first == std::string::npos ? line.size() : first;
+}
+
+bool blank_or_comment(const std::string& line) {
+  const size_t first = line.find_first_not_of(' ');
+  return first == std::string::npos || line[first] == '#';
+}
+
+}  // namespace
+
+std::string with_code_digests(const std::string& text, const std::map<std::string, std::string>& digests,
+                              const std::string& file_name) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += lines[i] + "\n";
+    const std::string& line = lines[i];
+    const size_t indent = indentation(line);
+    if (blank_or_comment(line) || line.compare(indent, std::string::npos, "winner:") != 0) continue;
+    // The winner's block: the lines after it indented deeper than it.
+    size_t end = i + 1;
+    while (end < lines.size() && (blank_or_comment(lines[end]) || indentation(lines[end]) > indent)) ++end;
+    std::string id, key_indent;
+    bool has_digest = false;
+    size_t last = i;
+    for (size_t j = i + 1; j < end; ++j) {
+      if (blank_or_comment(lines[j])) continue;
+      last = j;
+      const size_t at = indentation(lines[j]);
+      if (key_indent.empty()) key_indent = std::string(at, ' ');
+      if (at != key_indent.size()) continue;
+      if (lines[j].compare(at, 4, "id: ") == 0) id = lines[j].substr(at + 4);
+      if (lines[j].compare(at, 13, "code_sha256: ") == 0) has_digest = true;
+    }
+    for (size_t j = i + 1; j <= last; ++j) out += lines[j] + "\n";
+    const auto digest = digests.find(id);
+    if (!has_digest && digest != digests.end()) out += key_indent + "code_sha256: " + digest->second + "\n";
+    for (size_t j = last + 1; j < end; ++j) out += lines[j] + "\n";
+    i = end - 1;
+  }
+  // It must read back as the same table with those digests.
+  const ResultsTable back = parse_results_table(out, file_name);
+  for (const TableRow& row : back.rows)
+    if (row.winner && digests.count(row.winner->id) && row.winner->code_sha256 != digests.at(row.winner->id))
+      throw Error(ErrorKind::bad_input,
+                  "cannot add the code digest of " + row.winner->id +
+                      ": the table is not laid out as tune writes tables",
+                  {file_name, 0, 0, "problems"});
   return out;
 }
 

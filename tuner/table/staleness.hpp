@@ -3,10 +3,12 @@
 // the image it fuzzed and timed). A template whose source changed leaves the table's rows as they were when
 // the tree compiles every winner of that template to the same code: a comment, or code under a switch no
 // winner sets. `tune check` and `tune export --embed-kernels` decide by this; a winner without a recorded
-// digest counts as changed.
+// digest counts as changed; `tune check --record-digests` finds the digests of such winners while the tree
+// still has the sources they were tuned with.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,5 +32,24 @@ struct TemplateChange {
 std::vector<TemplateChange> template_changes(const ResultsTable& table,
                                              const std::filesystem::path& template_directory,
                                              const KernelCache& cache);
+
+/// Code digests for the table's winners that record none (tables written before digests were), found by
+/// compiling each one again: only where the tree's source of its template is the one the table was tuned with
+/// (the same hash) and this tool's compiler is the one that compiled it (provenance.compiler), so the image
+/// is the one the campaign fuzzed and timed. Each other winner without a digest is named in `skipped` with
+/// why.
+struct DigestBackfill {
+  std::map<std::string, std::string> digests;  ///< winner id -> code_sha256
+  std::vector<std::string> skipped;            ///< "id: why"
+};
+/// `text` (a table file) with a `code_sha256` line added to each winner named in `digests` that has none,
+/// after the winner's last line and at its keys' indentation; every other byte as it was (comments included).
+/// Throws Error{bad_input} naming `file_name` when the result does not read back with those digests (a table
+/// laid out other than the tool writes them).
+std::string with_code_digests(const std::string& text, const std::map<std::string, std::string>& digests,
+                              const std::string& file_name);
+DigestBackfill missing_code_digests(const ResultsTable& table,
+                                    const std::filesystem::path& template_directory,
+                                    const KernelCache& cache);
 
 }  // namespace tunefuzz
