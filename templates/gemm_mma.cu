@@ -460,7 +460,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     cp_async_commit();
   }
   for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
-    tf_perturb(__LINE__, static_cast<tf_u32>(kt));
+    tf_perturb(1, static_cast<tf_u32>(kt));
 #if TF_MUTANT == TF_MUTANT_WAIT_ONE_SHORT
     cp_async_wait<STAGES - 1>();
 #else
@@ -476,7 +476,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     }
     cp_async_commit();
     const int s = static_cast<int>(kt % STAGES);
-    tf_perturb(__LINE__, static_cast<tf_u32>(kt));  // a late reader of the stage the others refill next
+    tf_perturb(2, static_cast<tf_u32>(kt));  // a late reader of the stage the others refill next
     compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
   }
 #else
@@ -495,11 +495,11 @@ __device__ __forceinline__ void k_loop(float (&acc)[kMmaM][kMmaN][4], elem_t* a_
     const tf_i64 next = kt + STAGES - 1;
     if (next < k_tiles) fetch<A_COL, B_COL>(staged, p, t, (kt_begin + next) * BK);
     const int s = static_cast<int>(kt % STAGES);
-    tf_perturb(__LINE__, static_cast<tf_u32>(kt));
+    tf_perturb(3, static_cast<tf_u32>(kt));
     compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_m, warp_n, lane);
     if (next < k_tiles) {
       const int s_next = static_cast<int>(next % STAGES);
-      tf_perturb(__LINE__, static_cast<tf_u32>(kt));
+      tf_perturb(4, static_cast<tf_u32>(kt));
       store<A_COL, B_COL>(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
     }
   }
@@ -600,7 +600,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p) {
       unit_body<A_COL, B_COL, true>(acc, a_smem, b_smem, p, t, kr, u.split, warp_m, warp_n, lane);
     // The next unit's prologue refills stages that slower warps may still be reading, and copies of this
     // unit may still be in flight: drain both before moving on.
-    tf_perturb(__LINE__, static_cast<tf_u32>(unit));  // before the scheduler's advance
+    tf_perturb(5, static_cast<tf_u32>(unit));  // before the scheduler's advance
     cp_async_wait<0>();
 #if TF_MUTANT != TF_MUTANT_UNIT_NO_DRAIN
     __syncthreads();

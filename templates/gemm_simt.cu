@@ -319,11 +319,11 @@ extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(co
     const tf_i64 next = kt + STAGES - 1;
     if (next < k_tiles) fetch(staged, p, t, next * BK);
     const int s = static_cast<int>(kt % STAGES);
-    tf_perturb(__LINE__, static_cast<tf_u32>(kt));  // a late reader of the stage
+    tf_perturb(1, static_cast<tf_u32>(kt));  // a late reader of the stage
     compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, tm, tn);
     if (next < k_tiles) {
       const int s_next = static_cast<int>(next % STAGES);
-      tf_perturb(__LINE__, static_cast<tf_u32>(kt));  // a late writer of the next stage
+      tf_perturb(2, static_cast<tf_u32>(kt));  // a late writer of the next stage
       store(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
     }
   }

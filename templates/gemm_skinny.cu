@@ -296,7 +296,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kFragN][kFragM][4], elem_t* 
     cp_async_commit();
   }
   for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
-    tf_perturb(__LINE__, static_cast<tf_u32>(kt));
+    tf_perturb(1, static_cast<tf_u32>(kt));
     cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's copies)
     __syncthreads();              // ... everyone's copies too, and everyone is done with the stage refilled next
     const tf_i64 next = kt + STAGES - 1;
@@ -306,7 +306,7 @@ __device__ __forceinline__ void k_loop(float (&acc)[kFragN][kFragM][4], elem_t* 
     }
     cp_async_commit();
     const int s = static_cast<int>(kt % STAGES);
-    tf_perturb(__LINE__, static_cast<tf_u32>(kt));  // a late reader of the stage the others refill next
+    tf_perturb(2, static_cast<tf_u32>(kt));  // a late reader of the stage the others refill next
     compute_stage<A_COL, B_COL>(acc, a_smem + s * kAStage, b_smem + s * kBStage, warp_n, warp_m, lane);
   }
   cp_async_wait<0>();  // only empty groups can remain; nothing is left in flight when the CTA moves on
@@ -343,7 +343,7 @@ __device__ __forceinline__ bool finish_split(float (&acc)[kFragN][kFragM][4], co
                                              tf_u32* counters, tf_i64 tile, tf_i64 split) {
   __shared__ int arrived_last;
   float4* const mine = partial_slot(p, tile, split);
-  tf_perturb_far(__LINE__, static_cast<tf_u32>(split));  // some warps store their partials late
+  tf_perturb_far(3, static_cast<tf_u32>(split));  // some warps store their partials late
 #pragma unroll
   for (int fn = 0; fn < kFragN; ++fn)
 #pragma unroll
@@ -353,7 +353,7 @@ __device__ __forceinline__ bool finish_split(float (&acc)[kFragN][kFragM][4], co
   __syncthreads();
 #endif
   if (threadIdx.x == 0) {
-    tf_perturb(__LINE__, static_cast<tf_u32>(split));  // before the arrival
+    tf_perturb(4, static_cast<tf_u32>(split));  // before the arrival
     __threadfence();
     const tf_u32 before = atomicAdd(counters + tile, 1u);
     __threadfence();

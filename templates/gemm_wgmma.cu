@@ -477,7 +477,7 @@ __device__ __forceinline__ void release_now(tf_u64* empty) {
 
 // The release once the stage's wgmma are done (the mutant releases at the wait instead: see gemm()).
 __device__ __forceinline__ void release(tf_u64* empty, tf_u32 step) {
-  tf_perturb(__LINE__, step);
+  tf_perturb(1, step);
 #if TF_MUTANT != TF_MUTANT_RELEASE_BEFORE_MMA
   release_now(empty);
 #endif
@@ -549,7 +549,7 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
     const int slab_n = static_cast<int>(t.n0 + slab * kOutSlab), slab_m = static_cast<int>(t.m0 + consumer * kWgM);
 #if TF_MUTANT != TF_MUTANT_STORE_NOT_DRAINED
     if (thread == 0) {
-      tf_perturb(__LINE__, slab);
+      tf_perturb(2, slab);
       asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
 #endif
@@ -564,7 +564,7 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
       barrier_wait(c_loaded, c_phase);
       c_phase ^= 1;
     }
-    tf_perturb(__LINE__, slab);  // some warps write the slab late
+    tf_perturb(3, slab);  // some warps write the slab late
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
 #pragma unroll
@@ -591,7 +591,7 @@ __device__ __forceinline__ void store_tma(const TfGemmParams& p, const float (&a
     consumer_sync(consumer);
 #endif
     if (thread == 0) {
-      tf_perturb(__LINE__, slab);
+      tf_perturb(4, slab);
       tma_store(map_c, slab_n, slab_m, staging);
       asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
@@ -667,7 +667,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       const Tile t = u.tile;
       for (int kt = u.k_begin; kt < u.k_end; ++kt) {
         // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
-        tf_perturb(__LINE__, kt);
+        tf_perturb(5, kt);
         barrier_wait(&empty[ring.stage], ring.phase ^ 1);
         // Every CTA receives whole tiles (its own halves and its partner's): the bytes of A and B.
         barrier_expect_bytes(&full[ring.stage], kStageBytes);
@@ -686,7 +686,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
 #endif
   const int consumer = role - 1;
-  tf_perturb(__LINE__, 0);  // a consumer warp starts late: the producer reaches the barriers first
+  tf_perturb(6, 0);  // a consumer warp starts late: the producer reaches the barriers first
 #if TF_MUTANT == TF_MUTANT_INIT_IN_ROLE
   if (consumer == 0 && thread == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -728,7 +728,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #endif
     int previous = -1;  // the stage whose wgmma may still be reading shared memory
     for (int kt = u.k_begin; kt < k_end; ++kt) {
-      tf_perturb(__LINE__, kt);
+      tf_perturb(7, kt);
 #if TF_MUTANT == TF_MUTANT_WRONG_PARITY
       barrier_wait(&full[ring.stage], ring.phase ^ 1);
 #else
@@ -737,7 +737,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #if TF_MUTANT == TF_MUTANT_RELEASE_BEFORE_MMA
       if (warp_leader) release_now(&empty[ring.stage]);
 #endif
-      tf_perturb(__LINE__, kt);  // between the data's arrival and the wgmma that reads it
+      tf_perturb(8, kt);  // between the data's arrival and the wgmma that reads it
       const tf_u32 a_stage = smem_address(a_ring + ring.stage * kAStageBytes);
       const tf_u32 b_stage = smem_address(b_ring + ring.stage * kBStageBytes);
       AFragments a;
@@ -801,14 +801,14 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       if (units > 1) continue;
     }
 #endif
-    tf_perturb(__LINE__, static_cast<tf_u32>(index));  // before the scheduler's advance
+    tf_perturb(9, static_cast<tf_u32>(index));  // before the scheduler's advance
     index += clusters;
   }
   // Shared memory must outlive the TMA stores that read it.
   if (thread == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 #if CLUSTER_M * CLUSTER_N > 1 && TF_MUTANT != TF_MUTANT_NO_EXIT_SYNC
   // ... and the partner's last arrivals on this CTA's `empty` barriers.
-  tf_perturb(__LINE__, 0);
+  tf_perturb(10, 0);
   cluster_sync();
 #endif
 }

@@ -26,8 +26,10 @@ __device__ __forceinline__ tf_u32 tf_perturb_mix(tf_u32 x) {
   return x;
 }
 
-// The hash deciding this warp's wait at a call: `site` names the call (its line is enough), `step` the
-// iteration the caller is in (K tile, output tile), `salt` the kind of wait.
+// The hash deciding this warp's wait at a call: `site` names the call (a number of its own in its file, written
+// at the call: not __LINE__, which a line added above would move, changing every perturbed image's schedule;
+// NVRTC has no __COUNTER__), `step` the iteration the caller is in (K tile, output tile), `salt` the kind of
+// wait. A new call takes a number its file does not use yet.
 __device__ __forceinline__ tf_u32 tf_perturb_hash(tf_u32 site, tf_u32 step, tf_u32 salt) {
   const tf_u32 warp = threadIdx.x / 32u;
   return tf_perturb_mix(static_cast<tf_u32>(TF_PERTURB) ^
