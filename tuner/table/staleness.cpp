@@ -11,27 +11,44 @@
 
 namespace tunefuzz {
 
+namespace {
+
+// The tree's source of a template, loaded once per file (the fp8 and tf32 families share gemm_wgmma.cu's).
+const KernelSource& tree_source(std::map<std::string, KernelSource>& sources,
+                                const std::filesystem::path& template_directory, const KernelTemplate& t) {
+  auto source = sources.find(t.source_file);
+  if (source == sources.end())
+    source = sources.emplace(t.source_file, KernelSource::load(template_directory, t.source_file)).first;
+  return source->second;
+}
+
+// The compiler for the table's GPU; null, with the reason in `why`, where this tool has none.
+std::unique_ptr<Compiler> table_compiler(const ResultsTable& table, std::string& why) {
+  try {
+    return compiler_for(GpuSpec{table.gpu_name, table.gpu_arch, {}, {}, {}});
+  } catch (const Error& e) {
+    why = e.message();
+    return nullptr;
+  }
+}
+
+}  // namespace
+
 std::vector<TemplateChange> template_changes(const ResultsTable& table,
                                              const std::filesystem::path& template_directory,
                                              const KernelCache& cache) {
-  std::map<std::string, KernelSource> sources;  // by file: the fp8 and tf32 families share gemm_wgmma.cu's
+  std::map<std::string, KernelSource> sources;
   std::map<std::string, TemplateChange> changes;
   for (const auto& [name, hash] : table.template_hashes) {
     const KernelTemplate& t =
         find_template(name, {table.file.string(), 0, 0, "provenance.template_hashes." + name});
-    auto source = sources.find(t.source_file);
-    if (source == sources.end())
-      source = sources.emplace(t.source_file, KernelSource::load(template_directory, t.source_file)).first;
-    if (source->second.hash() != hash) changes[name] = {name, hash, source->second.hash(), 0, {}};
+    const std::string tree_hash = tree_source(sources, template_directory, t).hash();
+    if (tree_hash != hash) changes[name] = {name, hash, tree_hash, 0, {}};
   }
   if (changes.empty()) return {};
-  std::unique_ptr<Compiler> compiler;
   std::string no_compiler;
-  try {
-    compiler = compiler_for(GpuSpec{table.gpu_name, table.gpu_arch, {}, {}, {}});
-  } catch (const Error& e) {
-    no_compiler = "cannot be compiled here to compare: " + e.message();
-  }
+  const std::unique_ptr<Compiler> compiler = table_compiler(table, no_compiler);
+  if (!compiler) no_compiler = "cannot be compiled here to compare: " + no_compiler;
   std::set<std::string> seen;
   for (const TableRow& row : table.rows) {
     if (!row.winner || !seen.insert(row.winner->id).second) continue;
@@ -62,17 +79,14 @@ DigestBackfill missing_code_digests(const ResultsTable& table,
                                     const KernelCache& cache) {
   DigestBackfill out;
   std::map<std::string, KernelSource> sources;
-  std::unique_ptr<Compiler> compiler;
   std::string no_compiler;
-  try {
-    compiler = compiler_for(GpuSpec{table.gpu_name, table.gpu_arch, {}, {}, {}});
-    if (table.compiler.empty())
-      no_compiler = "the table does not say which compiler built it";
-    else if (compiler->version() != table.compiler)
-      no_compiler = "built by " + table.compiler + ", this tool compiles with " + compiler->version();
-  } catch (const Error& e) {
-    no_compiler = "cannot be compiled here: " + e.message();
-  }
+  const std::unique_ptr<Compiler> compiler = table_compiler(table, no_compiler);
+  if (!compiler)
+    no_compiler = "cannot be compiled here: " + no_compiler;
+  else if (table.compiler.empty())
+    no_compiler = "the table does not say which compiler built it";
+  else if (compiler->version() != table.compiler)
+    no_compiler = "built by " + table.compiler + ", this tool compiles with " + compiler->version();
   std::set<std::string> seen;
   for (const TableRow& row : table.rows) {
     if (!row.winner || !row.winner->code_sha256.empty() || !seen.insert(row.winner->id).second) continue;
@@ -85,17 +99,15 @@ DigestBackfill missing_code_digests(const ResultsTable& table,
       const Candidate candidate = parse_candidate_id(id);
       const KernelTemplate& t = *candidate.kernel_template;
       const auto recorded = table.template_hashes.find(t.name);
-      auto source = sources.find(t.source_file);
-      if (source == sources.end())
-        source = sources.emplace(t.source_file, KernelSource::load(template_directory, t.source_file)).first;
+      const KernelSource& source = tree_source(sources, template_directory, t);
       if (recorded == table.template_hashes.end()) {
         out.skipped.push_back(id + ": the table records no source hash of " + t.name);
-      } else if (recorded->second != source->second.hash()) {
+      } else if (recorded->second != source.hash()) {
         out.skipped.push_back(id + ": " + t.name +
                               "'s source in the tree is not the one the table was tuned with");
       } else {
         out.digests[id] =
-            code_sha256(compile_candidate(candidate, table.gpu_arch, source->second, *compiler, cache).image);
+            code_sha256(compile_candidate(candidate, table.gpu_arch, source, *compiler, cache).image);
       }
     } catch (const Error& e) {
       out.skipped.push_back(id + ": " + e.message());
