@@ -298,21 +298,28 @@ __device__ __forceinline__ tf_u64 descriptor(tf_u32 address, tf_u32 leading_byte
          (static_cast<tf_u64>(stride_bytes >> 4) << 32) | (tf_u64{1} << 62);
 }
 
-// The descriptor of rows [row0, row0 + 64) × K step `kk` of an operand tile of ROWS rows (M or N) and BK
-// columns in one stage. K-major (stored along K): the tile is BK/kSlab column slabs of ROWS rows × 128 bytes,
-// 8-row groups 1 KiB apart (stride offset), the K step a 32-byte offset inside the swizzled row. M/N-major
-// (stored along M or N): ROWS/kSlab row slabs of BK K-rows × 128 bytes, slabs BK·128 bytes apart (leading
-// offset), 8 K-rows 1 KiB apart (stride offset), the K step kMmaK rows further.
+// The descriptor of a stage's operand tile (the start of its swizzled rows), built once per K tile; each wgmma
+// adds its block's byte offset (block_offset) to it in 16-byte units. Shared-memory addresses stay under
+// 256 KiB, so the start field (bits 0-13) never carries into the next. Adding an offset instead of building
+// each wgmma's descriptor from its address keeps the arithmetic out of the K loop: rebuilding it (mask, shifts,
+// 64-bit composition, moved into uniform registers per wgmma) made gemm_wgmma issue 2.25x cuBLAS's instructions
+// for the same wgmma count (results/profile-h200-e4a050c/).
+template <bool K_MAJOR>
+__device__ __forceinline__ tf_u64 stage_descriptor(tf_u32 stage) {
+  return K_MAJOR ? descriptor(stage, 16, 1024) : descriptor(stage, BK * kSwizzleBytes, 1024);
+}
+
+// Where rows [row0, row0 + 64) × K step `kk` of an operand tile of ROWS rows (M or N) and BK columns start in
+// a stage, in bytes. K-major (stored along K): the tile is BK/kSlab column slabs of ROWS rows × 128 bytes,
+// 8-row groups 1 KiB apart (the descriptor's stride offset), the K step a 32-byte offset inside the swizzled
+// row. M/N-major (stored along M or N): ROWS/kSlab row slabs of BK K-rows × 128 bytes, slabs BK·128 bytes
+// apart (leading offset), 8 K-rows 1 KiB apart (stride offset), the K step kMmaK rows further. Linear in row0
+// (a multiple of 64), so a consumer's part can be added once and each block's part per wgmma.
 template <bool K_MAJOR, int ROWS>
-__device__ __forceinline__ tf_u64 operand_descriptor(tf_u32 stage, int row0, int kk) {
-  if (K_MAJOR) {
-    const int slab = kk * kMmaK / kSlab;
-    const tf_u32 address = stage + slab * ROWS * kSwizzleBytes + row0 * kSwizzleBytes +
-                           (kk * kMmaK % kSlab) * kElemBytes;
-    return descriptor(address, 16, 1024);
-  }
-  const tf_u32 address = stage + (row0 / kSlab) * BK * kSwizzleBytes + kk * kMmaK * kSwizzleBytes;
-  return descriptor(address, BK * kSwizzleBytes, 1024);
+__device__ __forceinline__ tf_u32 block_offset(int row0, int kk) {
+  static_assert(K_MAJOR || 64 % kSlab == 0, "an M/N-major operand needs slabs that divide 64 rows");
+  return K_MAJOR ? (kk * kMmaK / kSlab) * ROWS * kSwizzleBytes + row0 * kSwizzleBytes + (kk * kMmaK % kSlab) * kElemBytes
+                 : (row0 / kSlab) * BK * kSwizzleBytes + kk * kMmaK * kSwizzleBytes;
 }
 
 // One box of an operand: into this CTA alone, or (PARTS = 2: the operand is shared by the cluster's two
@@ -331,7 +338,7 @@ __device__ __forceinline__ void load_box(void* dst, const TfTensorMap* map, int 
   }
 }
 
-// TMA boxes of one operand tile into a stage (see operand_descriptor for the layout): K-major, one box of
+// TMA boxes of one operand tile into a stage (see block_offset for the layout): K-major, one box of
 // kSlab K-columns × ROWS rows per column slab; M/N-major, one box of kSlab rows × BK K-rows per row slab.
 // An operand the cluster shares (PARTS = 2) is loaded in halves of every box along its rows (the tensor
 // map's box is half as tall): CTA `part` loads half `part` for both CTAs. Halves start a multiple of 1 KiB
@@ -392,10 +399,14 @@ __device__ __forceinline__ void load_a(AFragments& a, tf_u32 a_stage, int consum
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFragments& a, tf_u32 a_stage,
                                            tf_u32 b_stage, int consumer, bool fresh) {
+  const tf_u64 b_desc = stage_descriptor<B_COL>(b_stage);
+#if !A_REGS
+  const tf_u64 a_desc = stage_descriptor<!A_COL>(a_stage) + (block_offset<!A_COL, BM>(consumer * kWgM, 0) >> 4);
+#endif
 #pragma unroll
   for (int kk = 0; kk < BK / kMmaK; ++kk) {
     const int scale_d = fresh && kk == 0 ? 0 : 1;
-    const tf_u64 db = operand_descriptor<B_COL, BN>(b_stage, 0, kk);
+    const tf_u64 db = b_desc + (block_offset<B_COL, BN>(0, kk) >> 4);
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
 #if A_REGS
@@ -405,7 +416,7 @@ __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFra
 #define TF_WGMMA_CALL(n) tf_wgmma16r_n##n<B_COL ? 0 : 1>(acc[mi], a.r[kk][mi], db, scale_d)
 #endif
 #else
-      const tf_u64 da = operand_descriptor<!A_COL, BM>(a_stage, (consumer * kMi + mi) * 64, kk);
+      const tf_u64 da = a_desc + (block_offset<!A_COL, BM>(mi * 64, kk) >> 4);
 #if TF_ELEM_BYTES == 1
 #define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, scale_d)
 #elif TF_ELEM_BYTES == 4
@@ -611,7 +622,9 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   unsigned char* const b_ring = smem + STAGES * kAStageBytes;
   unsigned char* const staging = b_ring + STAGES * kBStageBytes;
 
-  const int role = threadIdx.x / 128;  // 0: producer, 1..CONSUMERS: consumers
+  // 0: producer, 1..CONSUMERS: consumers. Read from lane 0 so the compiler knows it is the same across the
+  // warp and keeps what derives from it (the consumer's descriptors) in uniform registers.
+  const int role = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   const int thread = threadIdx.x % 128;
   // `empty` completes when every consumer warp of every CTA that reads the stage's data has finished with it
   // (one arrival per warp and CTA).
