@@ -314,10 +314,11 @@ __device__ __forceinline__ tf_u64 stage_descriptor(tf_u32 stage) {
 // 8-row groups 1 KiB apart (the descriptor's stride offset), the K step a 32-byte offset inside the swizzled
 // row. M/N-major (stored along M or N): ROWS/kSlab row slabs of BK K-rows × 128 bytes, slabs BK·128 bytes
 // apart (leading offset), 8 K-rows 1 KiB apart (stride offset), the K step kMmaK rows further. Linear in row0
-// (a multiple of 64), so a consumer's part can be added once and each block's part per wgmma.
+// (a multiple of 64), so a consumer's part can be added once and each block's part per wgmma: K-major rows are
+// 128 bytes each, and only 16-bit inputs (slabs of 64 rows) compile an M/N-major operand (fp8 and tf32 compute
+// RC alone).
 template <bool K_MAJOR, int ROWS>
 __device__ __forceinline__ tf_u32 block_offset(int row0, int kk) {
-  static_assert(K_MAJOR || 64 % kSlab == 0, "an M/N-major operand needs slabs that divide 64 rows");
   return K_MAJOR ? (kk * kMmaK / kSlab) * ROWS * kSwizzleBytes + row0 * kSwizzleBytes + (kk * kMmaK % kSlab) * kElemBytes
                  : (row0 / kSlab) * BK * kSwizzleBytes + kk * kMmaK * kSwizzleBytes;
 }
