@@ -648,17 +648,14 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
     builder.add(judge_bounded(value, element.value, bound, model.output, false),
                 {row, col, value, goal, bound});
   };
-  // The same, the exact value recomputed here and returned.
-  const auto judge_exactly = [&](int64_t row, int64_t col, double value) {
-    const ExactElement element = exact_element(operands, row, col);
-    judge(row, col, value, element);
-    return element.value;
-  };
 
   // 3. Elements at ±largest finite of a saturating output type, whose value may have been clamped, which
   //    out·r cannot allow for: each is judged on its own, and its row's projection takes its exact value
   //    instead (correction: Σ (exact − out)·r_j). They cost k multiply-adds each: at most kSaturatedMacs are
-  //    spent, on rows spread evenly over the output; a row left over is not projected.
+  //    spent, on rows spread evenly over the output; a row left over is not projected. The rows are chosen
+  //    first and their elements recomputed together (exact_elements: K outermost, over the host's threads),
+  //    since one element at a time read B a column at a time: 2 s a check for an 8192² fp8 output whose B
+  //    does not fit in the caches.
   std::vector<char> row_projected(static_cast<size_t>(m), 1);
   Eigen::MatrixXd correction;
   if (saturates) {
@@ -670,6 +667,7 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
     const double share =
         std::min(1.0, static_cast<double>(kSaturatedMacs) / (total * static_cast<double>(k)));
     double seen = 0, spent = 0;
+    std::vector<std::pair<int64_t, int64_t>> clamped;  // the saturated elements of the rows projected
     for (int64_t row = 0; row < m; ++row) {
       const auto count = static_cast<double>(row_saturated[static_cast<size_t>(row)]);
       if (count == 0 || !row_finite[static_cast<size_t>(row)]) continue;
@@ -679,13 +677,16 @@ Verdict ProjectedCheck::check(const HostMatrix& out, const ArithmeticModel& mode
         continue;
       }
       spent += count;
-      for (int64_t col = 0; col < n; ++col) {
-        const double value = out.get(row, col);
-        if (!at_largest(value)) continue;
-        const double exact = judge_exactly(row, col, value);
-        for (int round = 0; round < rounds_; ++round)
-          correction(row, round) += (exact - value) * r_(col, round);
-      }
+      for (int64_t col = 0; col < n; ++col)
+        if (at_largest(out.get(row, col))) clamped.emplace_back(row, col);
+    }
+    const std::vector<ExactElement> exact = exact_elements(operands, clamped);
+    for (size_t i = 0; i < clamped.size(); ++i) {
+      const auto& [row, col] = clamped[i];
+      const double value = out.get(row, col);
+      judge(row, col, value, exact[i]);
+      for (int round = 0; round < rounds_; ++round)
+        correction(row, round) += (exact[i].value - value) * r_(col, round);
     }
   }
 
