@@ -61,7 +61,7 @@ run_example() {
     echo "runtime_example failed (exit $status)"; exit 1
   fi
   status=0
-  out=$("$1/gemm_ex_example" "$root/results/h100.yaml" 2>&1) || status=$?
+  out=$("$1/gemm_ex_example" "$root/results/h200.yaml" 2>&1) || status=$?
   echo "$out"
   [ "$status" -eq 0 ] || { [ "$status" -eq 3 ] && grep -q "TUNEFUZZ_STATUS_NO_DEVICE" <<<"$out"; } ||
     { echo "gemm_ex_example failed (exit $status)"; exit 1; }
