@@ -123,7 +123,7 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_EQ(&find_template("gemm_simt"), &simt());
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
-  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_scale_c"}));
+  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_scale_c", "tf_pack"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
@@ -136,11 +136,18 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
 }
 
 TEST(GemmSimtDeclaration, EveryParameterIsADefineOfTheKernel) {
-  // Names, defaults and define lines agree: `#define NAME DEFAULT` stands in the kernel for each parameter.
+  // Names, defaults and define lines agree: `#define NAME DEFAULT` stands in the kernel for each parameter
+  // but PACK, which the launcher alone reads (a PACK=1 candidate shares its PACK=0 twin's image).
   std::set<std::string> defined;
   for (const Define& d : simt().defines(simt().default_point(), kFp32)) defined.insert(d.name);
   for (const ParameterDecl& decl : simt().parameters) {
     SCOPED_TRACE(decl.name);
+    if (decl.name == "PACK") {
+      EXPECT_FALSE(decl.compile_time);
+      EXPECT_EQ(decl.minimum, 0);
+      EXPECT_EQ(defined.count(decl.name), 0u);
+      continue;
+    }
     EXPECT_TRUE(decl.compile_time);
     EXPECT_EQ(defined.count(decl.name), 1u);
     EXPECT_TRUE(
@@ -217,6 +224,8 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
   // VEC=1 with BM, BN in {64, 128} (4 points) and VEC=2 with BM in {64, 128}, BN=64 (2 points); the most
   // threads, 256 at BM=BN=128, leave 128 registers >= 64 + 16 + 24 + staged, staged = (ceil(1024 / 256) * 2)
   // * 1 = 8: all 6 kept.
+  // Fifth entry (PACK=1 at VEC=4): BM in {64, 128}, BN=128, BK=16, TM=TN=8, MIN_BLOCKS=2, as in the first: both
+  // kept. They refuse the config's aligned fp32 problem (nothing to pack) and serve misaligned ones.
   // Shared memory is at most 2 * 16 * 260 * 4 = 33280 bytes everywhere.
   for (const char* file : {"h100.yaml", "h200.yaml"}) {
     SCOPED_TRACE(file);
@@ -224,7 +233,7 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
     std::vector<SpaceReport> reports;
     for (const TemplateSearch& s : config.templates)
       if (s.name == "gemm_simt") reports.push_back(Space(simt(), s, config.gpu.limits).prune());
-    ASSERT_EQ(reports.size(), 4u);
+    ASSERT_EQ(reports.size(), 5u);
     EXPECT_EQ(reports[0].enumerated, 32);
     EXPECT_EQ(pruned_counts(reports[0]), counts_with({{"register_budget", 6}}));
     EXPECT_EQ(reports[0].kept.size(), 26u);
@@ -249,8 +258,18 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
     EXPECT_EQ(fp32->input, Precision::fp32);
     EXPECT_EQ(fp32->output, Precision::fp32);
     EXPECT_EQ(std::tie(fp32->m, fp32->n, fp32->k), std::make_tuple(4096, 4096, 4096));
+    EXPECT_EQ(reports[4].enumerated, 2);
+    EXPECT_EQ(pruned_counts(reports[4]), counts_with({}));
+    EXPECT_EQ(reports[4].kept, (std::vector<Point>{at({{"BM", 64}, {"BK", 16}, {"PACK", 1}}),
+                                                   at({{"BK", 16}, {"PACK", 1}})}));
     for (const SpaceReport& r : reports)
-      for (const Point& p : r.kept) EXPECT_EQ(simt().refusal(p, shape_of(*fp32)), std::nullopt) << p.str();
+      for (const Point& p : r.kept) {
+        const std::optional<std::string> why = simt().refusal(p, shape_of(*fp32));
+        EXPECT_EQ(why.has_value(), p["PACK"] == 1) << p.str();
+        GemmShape odd = shape_of(*fp32);
+        odd.n = odd.ldb = odd.ldc = 4095;
+        if (p["PACK"] == 1 || p["VEC"] == 1) EXPECT_EQ(simt().refusal(p, odd), std::nullopt) << p.str();
+      }
   }
 }
 
@@ -280,6 +299,8 @@ TEST(GemmSimtSpace, EveryConstraintCanFireAlone) {
       {"vector_width", "BK=6,VEC=3"},
       {"vector_in_tile", "BK=2"},  // 2 % 4 = 2
       {"vector_in_tile", "BK=6"},  // 6 % 4 = 2
+      {"switch", "PACK=2"},
+      {"pack_vector_width", "PACK=1,VEC=2"},  // VEC=2 divides BK=8
   };
   const Space space(simt(), search({}), h100());
   test::expect_every_rule_fires_alone(space, breaks);
@@ -305,6 +326,8 @@ TEST(GemmSimtSpace, PointsOnEitherSideOfEachRuleFallOnTheirSide) {
       {"stages", "STAGES=2", "STAGES=1"},
       {"vector_width", "VEC=4", "VEC=8"},
       {"vector_in_tile", "BK=4", "BK=2"},
+      {"switch", "PACK=1", "PACK=2"},
+      {"pack_vector_width", "PACK=1,VEC=4", "PACK=1,VEC=2"},
   };
   const Space space(simt(), search({}), h100());
   std::set<std::string> covered;
@@ -389,10 +412,37 @@ TEST(GemmSimtRefusal, VectorWidthNamesTheFieldItNeeds) {
       const std::string want = "VEC=" + std::to_string(vec) + " needs " + c.field + " to be a multiple of " +
                                std::to_string(vec) + " (" + c.field + "=";
       EXPECT_TRUE(contains(*why, want)) << *why;
-      EXPECT_TRUE(contains(*why, "a smaller VEC serves this problem")) << *why;
+      EXPECT_TRUE(contains(*why, "a smaller VEC or PACK=1 serves this problem")) << *why;
     }
     EXPECT_EQ(simt().refusal(at({{"VEC", 1}}), s), std::nullopt);
   }
+}
+
+TEST(GemmSimtRefusal, PackTakesWhatVectorsRefuseAndNothingElse) {
+  // PACK=1 copies A and B into zero-padded rows of whole 16-byte vectors first (pack_plan, PackRule::loads16):
+  // it serves exactly the problems VEC=4 refuses, and its scratch is the copies' bytes.
+  const Point pack = at({{"PACK", 1}});
+  const auto nothing = simt().refusal(pack, shape(4096, 4096, 4096));
+  ASSERT_TRUE(nothing.has_value());
+  EXPECT_TRUE(contains(*nothing, "PACK=1 has nothing to pack here")) << *nothing;
+  EXPECT_EQ(simt().geometry(pack, shape(4096, 4096, 4096)).workspace_bytes, 0);
+  // N odd: B alone, 4096 rows of 4096 floats (N = 4095 padded to a whole vector): 67108864 bytes.
+  const GemmShape odd_n = shape(4096, 4095, 4096);
+  EXPECT_TRUE(simt().refusal(at({}), odd_n).has_value());
+  EXPECT_EQ(simt().refusal(pack, odd_n), std::nullopt);
+  EXPECT_EQ(simt().geometry(pack, odd_n).workspace_bytes, 4096 * 4096 * 4);
+  // K odd: K padded to 4100 in both, A 4096 x 4100 and B 4100 x 4096 floats.
+  const GemmShape odd_k = shape(4096, 4096, 4097);
+  EXPECT_EQ(simt().refusal(pack, odd_k), std::nullopt);
+  EXPECT_EQ(simt().geometry(pack, odd_k).workspace_bytes, 2 * 4096 * 4100 * 4);
+  // A misaligned base: A alone, its rows already whole vectors.
+  GemmShape offset = shape(256, 256, 256);
+  offset.a_alignment = 4;
+  EXPECT_EQ(simt().refusal(pack, offset), std::nullopt);
+  EXPECT_EQ(simt().geometry(pack, offset).workspace_bytes, 256 * 256 * 4);
+  // Zero sizes: nothing loaded, nothing packed, nothing refused.
+  EXPECT_EQ(simt().refusal(pack, shape(0, 4095, 4096)), std::nullopt);
+  EXPECT_EQ(simt().geometry(pack, shape(4096, 4095, 0)).workspace_bytes, 0);
 }
 
 TEST(GemmSimtRefusal, BaseAlignmentMustHoldAWholeVector) {
@@ -441,7 +491,7 @@ TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
   std::vector<Point> points = shipped_points("h100.yaml");
   for (const Point& p : shipped_points("h200.yaml"))
     if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
-  ASSERT_EQ(points.size(), 34u);  // 26 + 2 + 4 + 2, as worked out in ShippedSpacesPruneAsWorkedOutByHand
+  ASSERT_EQ(points.size(), 36u);  // 26 + 2 + 4 + 2 + 2, as worked out in ShippedSpacesPruneAsWorkedOutByHand
   for (const Point& point : points) {
     SCOPED_TRACE(point.str());
     const CompiledKernel& kernel = compiled(point);
@@ -577,9 +627,15 @@ TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
     EXPECT_NE(mutant.ptx, original.ptx) << "the mutant changes nothing in the code";
     EXPECT_TRUE(keys.insert(mutant.key).second) << "key shared with another mutant or the original";
   }
-  // The barrier mutant really drops the barrier.
-  EXPECT_TRUE(contains(original.ptx, "bar.sync"));
-  EXPECT_FALSE(contains(compiled(point, 5).ptx, "bar.sync"));
+  // The barrier mutant really drops the GEMM kernel's barrier (tf_pack_transposed, also in the module, keeps
+  // its own).
+  const auto gemm_body = [](const std::string& ptx) {
+    const size_t at = ptx.find(".entry tf_gemm(");
+    return at == std::string::npos ? std::string() : ptx.substr(at, ptx.find(".entry", at + 1) - at);
+  };
+  EXPECT_TRUE(contains(gemm_body(original.ptx), "bar.sync"));
+  EXPECT_FALSE(contains(gemm_body(compiled(point, 5).ptx), "bar.sync"));
+  EXPECT_FALSE(gemm_body(compiled(point, 5).ptx).empty());
 }
 
 // ---- 8. portability ------------------------------------------------------------------------------------
@@ -602,9 +658,16 @@ TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
     const std::string line = text.substr(at, text.find('\n', at) - at);
     EXPECT_TRUE(line == "#include \"tunefuzz_rtc.h\"" || line == "#include \"gemm_params.h\"" ||
                 line == "#include \"tile_map.h\"" || line == "#include \"perturb.h\"" ||
-                line.starts_with("#include \"scale_c.h\""))
+                line.starts_with("#include \"scale_c.h\"") || line.starts_with("#include \"pack.h\""))
         << line;
   }
+  // pack.h (PACK=1's tf_pack, and tf_pack_transposed) is CUDA's alone: hiprtc never reads it.
+  const std::string& source = simt_source().text;
+  const size_t pack = source.find("#include \"pack.h\"");
+  ASSERT_NE(pack, std::string::npos);
+  const size_t guard = source.rfind("#if !defined(__HIPCC_RTC__)", pack);
+  ASSERT_NE(guard, std::string::npos);
+  EXPECT_EQ(source.find("#endif", guard), source.find("#endif", pack)) << "pack.h outside the guard";
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Launcher of templates/gemm_simt.cu: one kernel on a 1-D grid of output tiles; no scratch, no set-up (a zero
-// size: tf_scale_c or nothing).
+// Launcher of templates/gemm_simt.cu: optional packing of misaligned operands into scratch (PACK=1), then one
+// kernel on a 1-D grid of output tiles (a zero size: tf_scale_c or nothing).
 #include <memory>
 
 #include "runtime/cuda/template_launch.hpp"
@@ -16,9 +16,11 @@ class GemmSimtRunner final : public GemmRunner {
         module_(image),
         gemm_(module_, "tf_gemm",
               [smem = candidate.kernel_template->shared_memory_bytes(candidate.point)](CUfunction f) {
-                check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+                check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         static_cast<int>(smem)),
                       "cuFuncSetAttribute(max dynamic shared memory)");
               }),
+        pack_(module_, kPackEntry),
         scale_c_(module_, kScaleCEntry) {
     check_kernel_meta(module_, candidate);
   }
@@ -33,16 +35,19 @@ class GemmSimtRunner final : public GemmRunner {
     return candidate_.kernel_template->geometry(candidate_.point, shape).workspace_bytes;
   }
 
-  void run(const DeviceGemm& g, CUdeviceptr, CUstream stream) const override {
+  void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
     if (launch_quick_return(scale_c_, g, stream)) return;
     // The template neither splits K nor walks a persistent grid: an override would go unheeded, untested.
     if (g.overrides != LaunchOverrides{})
       throw Error(ErrorKind::internal, candidate_.id() + " was asked for split-K or a persistent grid");
     TfGemmParams p = gemm_params(g);
+    if (candidate_.point["PACK"])
+      launch_packing({&pack_, nullptr}, pack_plan(g.shape, 4, PackRule::loads16), g, 4, workspace, p, stream);
     const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
     void* args[] = {&p};
-    check(cuLaunchKernel(gemm_.get(), static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x),
-                         1, 1, static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
+    check(cuLaunchKernel(gemm_.get(), static_cast<unsigned>(geo.grid_x), 1, 1,
+                         static_cast<unsigned>(geo.block_x), 1, 1,
+                         static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "cuLaunchKernel(tf_gemm)");
   }
 
@@ -50,6 +55,7 @@ class GemmSimtRunner final : public GemmRunner {
   Candidate candidate_;
   Module module_;
   LazyFunction gemm_;
+  LazyFunction pack_;
   LazyFunction scale_c_;
 };
 

@@ -3,8 +3,8 @@
 #include <array>
 #include <cstdint>
 
-#include "templates/gemm_params.h"
 #include "runtime/templates/gemm_rules.hpp"
+#include "templates/gemm_params.h"
 
 namespace tunefuzz::device::hip {
 
@@ -48,6 +48,8 @@ class GemmSimtRunner final : public HipGemmRunner {
   std::string name() const override { return candidate_.id(); }
 
   std::optional<std::string> refusal(const GemmShape& shape) const override {
+    if (candidate_.point["PACK"])
+      return std::string("PACK=1 runs on CUDA only: this launcher has no packing pass");
     return candidate_.kernel_template->refusal(candidate_.point, shape);
   }
 

@@ -43,7 +43,12 @@ int64_t staged_floats(const Point& p) {
 
 std::vector<Constraint> constraints() {
   return {
-      positive_constraint(),
+      {"positive", "every tunable must be at least 1 (PACK, a switch, at least 0)",
+       [](const Point& p, const GpuLimits&) {
+         for (const auto& [name, value] : p.values())
+           if (value < (name == "PACK" ? 0 : 1)) return false;
+         return true;
+       }},
       {"thread_tiling", "the thread tile TMxTN must divide the CTA tile BMxBN",
        [](const Point& p, const GpuLimits&) {
          return p["TM"] > 0 && p["TN"] > 0 && p["BM"] % p["TM"] == 0 && p["BN"] % p["TN"] == 0;
@@ -75,13 +80,27 @@ std::vector<Constraint> constraints() {
        }},
       {"vector_in_tile", "VEC must divide BK: a load along K stays within one row of the A tile",
        [](const Point& p, const GpuLimits&) { return p["VEC"] > 0 && p["BK"] % p["VEC"] == 0; }},
+      {"switch", "PACK is a switch: 0 or 1", [](const Point& p, const GpuLimits&) { return p["PACK"] <= 1; }},
+      {"pack_vector_width", "PACK=1 exists to restore 16-byte loads: it only pairs with VEC=4",
+       [](const Point& p, const GpuLimits&) { return !p["PACK"] || p["VEC"] == 4; }},
   };
 }
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
   if (auto why = shape_refusal("gemm_simt", s, kElementBytes, p["BM"], p["BN"])) return why;
-  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made
-  return vector_refusal(s, p["VEC"], kElementBytes, "a smaller VEC");
+  if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
+  if (p["PACK"]) {
+    // The copies have K padded to whole vectors (zeros) and rows of whole vectors: a vector that runs past N
+    // reads padding, and the epilogue stores only columns below N.
+    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16);
+    if (!plan.pack_a && !plan.pack_b)
+      return std::string(
+          "PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 twin of "
+          "this "
+          "candidate serves this problem");
+    return std::nullopt;
+  }
+  return vector_refusal(s, p["VEC"], kElementBytes, "a smaller VEC or PACK=1");
 }
 
 LaunchGeometry geometry(const Point& p, const GemmShape& s) {
@@ -89,6 +108,10 @@ LaunchGeometry geometry(const Point& p, const GemmShape& s) {
   g.grid_x = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]);
   g.block_x = threads(p);
   g.shared_memory_bytes = shared_memory(p);
+  if (p["PACK"] && quick_return(s) == QuickReturn::none) {
+    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16);
+    g.workspace_bytes = plan.a_bytes + plan.b_bytes;
+  }
   return g;
 }
 
@@ -109,7 +132,8 @@ KernelTemplate make_template() {
   t.summary =
       "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, "
       "row-major A and B; portable to hiprtc";
-  t.entry_points = {"tf_gemm", kScaleCEntry};
+  t.entry_points = {"tf_gemm", kScaleCEntry,
+                    kPackEntry};  // tf_pack on CUDA only: the HIP launcher does not pack
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},
@@ -120,6 +144,9 @@ KernelTemplate make_template() {
       {"VEC", 4, "floats per global load along K of A and N of B; must divide K, N, lda, ldb"},
       {"MIN_BLOCKS", 2, "CTAs per SM the register allocation must leave room for (CUDA; 1 = no cap)"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
+      {"PACK", 0,
+       "1 = copy misaligned A/B into zero-padded scratch first, then load 16 bytes at a time (CUDA only)",
+       false, 0},
   };
   t.constraints = constraints();
   t.supported_types = {{Precision::fp32, Precision::fp32}};
