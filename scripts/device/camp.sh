@@ -7,6 +7,7 @@
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
+rm -rf $L  # logs of an earlier call left in $OUT on a reused machine would go into this call's archive
 mkdir -p $L $W
 [ -e /work/main ] || { mkdir -p /work && ln -s "$root" /work/main; }
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader > $L/card.txt

@@ -3,6 +3,7 @@
 # stage's parallel efficiency on one GPU against two (issue 20). Logs and reports come back in one archive.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs
+rm -rf $L  # logs of an earlier call left in $OUT on a reused machine would go into this call's archive
 mkdir -p $L
 [ -e /work/main ] || { mkdir -p /work && ln -s "$root" /work/main; }
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader > $L/card.txt
