@@ -123,8 +123,9 @@ double fp8_value(const Format& format, uint8_t bits) {
 }
 
 /// Every value of one fp8 format by its bits, decoded once: the checks read each output element of a large
-/// fp8 result, and exact element sums read A and B element by element, where fp8_value's ldexp dominated
-/// (an 8192² fp8 output's check took 1.5 s on two cores against 0.12 s for bf16).
+/// fp8 result, and the projections and exact sums read A and B element by element, where fp8_value's ldexp
+/// dominated (a check's set-up over fp8 operands 2.3–3.2 s before, 1.3–1.7 s after, with the change to
+/// ProjectedCheck's step 3: results/verify-bench-dev.txt).
 const std::array<double, 256>& fp8_values(Precision type) {
   const auto decode = [](Precision t) {
     std::array<double, 256> values;
