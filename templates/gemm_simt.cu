@@ -5,7 +5,8 @@
 // a thread reads its TM values of A as float4 vectors, as it reads its TN values of B. Every M, N, K ≥ 1 is
 // handled (K = 0 by tf_scale_c, scale_c.h); VEC must divide K, N, lda and ldb, unless the launcher packs A and B
 // into zero-padded 16-byte rows first (PACK=1, CUDA only: tf_pack from pack.h, which this module exports on
-// CUDA). With beta == 0, C is never read.
+// CUDA), which is also how column-major operands are served: tf_pack_transposed copies them as row-major.
+// With beta == 0, C is never read.
 //
 // No inline assembly and no warp-level operations: the source compiles under NVRTC, hiprtc and nvcc alike,
 // and nothing depends on the warp (wavefront) width, 32 on NVIDIA, 64 on AMD.
@@ -341,5 +342,5 @@ extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(co
 
 #if !defined(__HIPCC_RTC__)
 #define TF_ELEM_BYTES 4
-#include "pack.h"  // tf_pack: PACK=1's copy of misaligned operands into zero-padded 16-byte rows (CUDA launcher)
+#include "pack.h"  // tf_pack, tf_pack_transposed: PACK=1's row-major copies in zero-padded 16-byte rows (CUDA)
 #endif

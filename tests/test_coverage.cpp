@@ -1,16 +1,15 @@
 // Laws of coverage, stated over the shipped configs (no GPU, no compiler): every problem class (element
 // types, storage order, M, N and K with every residue that vector loads care about, padded leading
 // dimensions, misaligned base addresses) is accepted by at least one point the config's space keeps; where a
-// config splits K at all, a large K over a small output is split whatever its residue and alignment; the gaps
-// no template fills are exactly the ones listed here; and every config problem has a candidate. Compile-time
-// pruning (spills, occupancy, slow paths) needs the compiler and is not seen here: the universal points are
-// chosen among kernels the shipped campaigns compile without spills (configs/h200.yaml says which).
+// config splits K at all, a large K over a small output is split whatever its residue and alignment; and
+// every config problem has a candidate. Compile-time pruning (spills, occupancy, slow paths) needs the
+// compiler and is not seen here: the universal points are chosen among kernels the shipped campaigns compile
+// without spills (configs/h200.yaml says which).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -104,14 +103,6 @@ std::string name_of(TypePair types) {
 bool computes(const KernelTemplate& t, TypePair types, Layout layout) {
   return std::find(t.supported_types.begin(), t.supported_types.end(), types) != t.supported_types.end() &&
          std::find(t.layouts.begin(), t.layouts.end(), layout) != t.layouts.end();
-}
-
-/// Classes no template computes, with the reason; the law below checks that each is really empty, so a
-/// template that fills one fails it until the gap leaves this list (and the shipped spaces cover it).
-std::optional<std::string> known_gap(TypePair types, Layout layout) {
-  if (types.input == Precision::fp32 && layout != Layout{})
-    return "fp32 runs on CUDA cores only (gemm_simt), which reads row-major A and B (layout RR)";
-  return std::nullopt;
 }
 
 // ---- a config's kept points ----------------------------------------------------------------------------
@@ -213,20 +204,8 @@ ServingKey key_of(TypePair types, Layout layout, const std::vector<const KeptPoi
 
 // ---- the laws ------------------------------------------------------------------------------------------
 
-// Law: the gaps listed in known_gap are real: no template computes those types in that storage order.
-TEST(Coverage, KnownGapsAreOnesNoTemplateFills) {
-  for (const TypePair& types : all_type_pairs())
-    for (const Layout& layout : all_layouts()) {
-      if (!known_gap(types, layout)) continue;
-      for (const KernelTemplate* t : all_templates())
-        EXPECT_FALSE(computes(*t, types, layout))
-            << t->name << " computes " << name_of(types) << " " << to_string(layout)
-            << ": the gap is filled, remove it from known_gap and cover it in the shipped configs";
-    }
-}
-
 // Law: for each universal config, every class of every element type the templates compute, in every storage
-// order outside the known gaps, is accepted by some kept point whose template computes those types.
+// order, is accepted by some kept point whose template computes those types.
 TEST(Coverage, EveryProblemClassHasAKeptPoint) {
   for (const std::string& file : kUniversalConfigs) {
     SCOPED_TRACE(file);
@@ -237,7 +216,6 @@ TEST(Coverage, EveryProblemClassHasAKeptPoint) {
     int64_t classes = 0;
     for (const TypePair& types : all_type_pairs())
       for (const Layout& layout : all_layouts()) {
-        if (known_gap(types, layout)) continue;
         const std::vector<const KeptPoint*> points = serving(kept, types, layout);
         if (points.empty()) {
           failures.add("no kept point of a template that computes " + name_of(types) + " in layout " +

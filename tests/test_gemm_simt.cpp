@@ -21,14 +21,15 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/backend/nvrtc_compiler.hpp"
+#include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_simt.hpp"
 #include "templates/tile_map.h"
 #include "tests/support/compile_checks.hpp"
 #include "tests/support/space_checks.hpp"
-#include "runtime/backend/nvrtc_compiler.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/space/space.hpp"
-#include "runtime/templates/gemm_simt.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -123,7 +124,8 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_EQ(&find_template("gemm_simt"), &simt());
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
-  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_scale_c", "tf_pack"}));
+  EXPECT_EQ(simt().entry_points,
+            (std::vector<std::string>{"tf_gemm", "tf_scale_c", "tf_pack", "tf_pack_transposed"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
@@ -445,6 +447,45 @@ TEST(GemmSimtRefusal, PackTakesWhatVectorsRefuseAndNothingElse) {
   EXPECT_EQ(simt().geometry(pack, shape(4096, 4095, 0)).workspace_bytes, 0);
 }
 
+TEST(GemmSimtRefusal, PackServesEveryLayoutThroughRowMajorCopies) {
+  // PACK=1 with a column-major operand copies it as its transpose (PackRule::loads16_row_major): the kernel
+  // reads row-major A (M, K) and B (K, N) in rows of whole vectors, K padded with zeros in both when K is not
+  // a whole vector.
+  const Point pack = at({{"PACK", 1}});
+  EXPECT_EQ(simt().layouts, all_layouts());
+  for (const char* name : {"RC", "CR", "CC"}) {
+    SCOPED_TRACE(name);
+    const Layout layout = *parse_layout(name);
+    for (const auto& [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{256, 256, 256}, {8, 5000, 3000}, {7, 5, 3}, {1, 1, 1}}) {
+      const GemmShape s = shape_of(problem(m, n, k, layout));
+      EXPECT_EQ(simt().refusal(pack, s), std::nullopt) << m << "x" << n << "x" << k;
+      const PackPlan plan = pack_plan(s, 4, PackRule::loads16_row_major);
+      EXPECT_EQ(plan.layout, Layout{});
+      EXPECT_EQ(plan.transpose_a, layout.a == Order::col);
+      EXPECT_EQ(plan.transpose_b, layout.b == Order::col);
+      EXPECT_TRUE(plan.pack_a || !plan.transpose_a);
+      EXPECT_TRUE(plan.pack_b || !plan.transpose_b);
+      const int64_t k4 = (k + 3) / 4 * 4, n4 = (n + 3) / 4 * 4;
+      EXPECT_EQ(plan.k, k4);
+      if (plan.pack_a) EXPECT_EQ(plan.lda, k4);
+      if (plan.pack_b) EXPECT_EQ(plan.ldb, n4);
+      const auto bytes = [](int64_t b) { return (b + 255) / 256 * 256; };
+      EXPECT_EQ(simt().geometry(pack, s).workspace_bytes,
+                (plan.pack_a ? bytes(m * k4 * 4) : 0) + (plan.pack_b ? bytes(k4 * n4 * 4) : 0));
+    }
+  }
+  // RC at 256^3: A row-major is used in place (aligned rows), B alone is transposed.
+  const PackPlan rc =
+      pack_plan(shape_of(problem(256, 256, 256, *parse_layout("RC"))), 4, PackRule::loads16_row_major);
+  EXPECT_FALSE(rc.pack_a);
+  EXPECT_TRUE(rc.pack_b);
+  // Leading dimensions shorter than the stored rows are refused in every layout.
+  GemmShape short_rows = shape_of(problem(8, 8, 8, *parse_layout("CC")));
+  short_rows.lda = 4;
+  EXPECT_TRUE(contains(simt().refusal(pack, short_rows).value_or(""), "leading dimensions must be at least"));
+}
+
 TEST(GemmSimtRefusal, BaseAlignmentMustHoldAWholeVector) {
   // VEC floats per load: A's and B's base addresses must be multiples of 4 * VEC bytes.
   for (const auto& [vec, needed] : {std::pair<int64_t, int64_t>{4, 16}, {2, 8}, {1, 4}}) {
@@ -468,7 +509,8 @@ TEST(GemmSimtRefusal, ShapesLayoutsAndGridsItCannotCompute) {
     SCOPED_TRACE(layout);
     const auto why = simt().refusal(p, shape_of(problem(256, 256, 256, *parse_layout(layout))));
     ASSERT_TRUE(why.has_value());
-    EXPECT_EQ(*why, std::string("gemm_simt computes row-major A and B only (layout RR), not ") + layout);
+    EXPECT_EQ(*why, std::string("gemm_simt computes row-major A and B only (layout RR), not ") + layout +
+                        "; the PACK=1 twin of this candidate transposes column-major operands first");
   }
   EXPECT_EQ(simt().refusal(p, shape(0, 4, 4)), std::nullopt) << "a zero size is a quick return";
   EXPECT_EQ(simt().refusal(p, shape(-1, 4, 4)), "M, N and K must not be negative (M=-1, N=4, K=4)");

@@ -1,5 +1,5 @@
-// Launcher of templates/gemm_simt.cu: optional packing of misaligned operands into scratch (PACK=1), then one
-// kernel on a 1-D grid of output tiles (a zero size: tf_scale_c or nothing).
+// Launcher of templates/gemm_simt.cu: optional packing of misaligned or column-major operands into row-major
+// scratch (PACK=1), then one kernel on a 1-D grid of output tiles (a zero size: tf_scale_c or nothing).
 #include <memory>
 
 #include "runtime/cuda/template_launch.hpp"
@@ -21,6 +21,7 @@ class GemmSimtRunner final : public GemmRunner {
                       "cuFuncSetAttribute(max dynamic shared memory)");
               }),
         pack_(module_, kPackEntry),
+        pack_transposed_(module_, kPackTransposedEntry),
         scale_c_(module_, kScaleCEntry) {
     check_kernel_meta(module_, candidate);
   }
@@ -42,7 +43,8 @@ class GemmSimtRunner final : public GemmRunner {
       throw Error(ErrorKind::internal, candidate_.id() + " was asked for split-K or a persistent grid");
     TfGemmParams p = gemm_params(g);
     if (candidate_.point["PACK"])
-      launch_packing({&pack_, nullptr}, pack_plan(g.shape, 4, PackRule::loads16), g, 4, workspace, p, stream);
+      launch_packing({&pack_, &pack_transposed_}, pack_plan(g.shape, 4, PackRule::loads16_row_major), g, 4,
+                     workspace, p, stream);
     const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
     void* args[] = {&p};
     check(cuLaunchKernel(gemm_.get(), static_cast<unsigned>(geo.grid_x), 1, 1,
@@ -56,6 +58,7 @@ class GemmSimtRunner final : public GemmRunner {
   Module module_;
   LazyFunction gemm_;
   LazyFunction pack_;
+  LazyFunction pack_transposed_;
   LazyFunction scale_c_;
 };
 

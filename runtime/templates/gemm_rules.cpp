@@ -101,37 +101,26 @@ int64_t round_up(int64_t value, int64_t multiple) {
 
 PackPlan pack_plan(const GemmShape& s, int64_t element_bytes, PackRule rule) {
   const int64_t unit = 16 / element_bytes;  // elements per 16 bytes
-  const bool a_col = s.layout.a == Order::col, b_col = s.layout.b == Order::col;
+  const bool loads16 = rule == PackRule::loads16 || rule == PackRule::loads16_row_major;
   const auto [a, b] = stored_operands(s);
   const auto needs = [&](const Stored& o) {
-    return o.ld % unit != 0 || o.alignment % 16 != 0 || (rule == PackRule::loads16 && o.extent % unit != 0);
+    return o.ld % unit != 0 || o.alignment % 16 != 0 || (loads16 && o.extent % unit != 0);
   };
   PackPlan plan;
-  plan.layout = s.layout;
-  if (rule == PackRule::tma_k_major) {
-    // A K-major is row-major A, B K-major is column-major B: the copy of the other is the transpose.
-    plan.k = s.k;
-    plan.transpose_a = a_col;
-    plan.transpose_b = !b_col;
-    plan.pack_a = plan.transpose_a || needs(a);
-    plan.pack_b = plan.transpose_b || needs(b);
-    plan.layout = {Order::row, Order::col};
-    plan.a_rows = s.m;
-    plan.a_cols = s.k;
-    plan.b_rows = s.n;
-    plan.b_cols = s.k;
-    plan.lda = plan.pack_a ? round_up(s.k, unit) : s.lda;
-    plan.ldb = plan.pack_b ? round_up(s.k, unit) : s.ldb;
-    if (plan.pack_a) plan.a_bytes = round_up(plan.a_rows * plan.lda * element_bytes, 256);
-    if (plan.pack_b) plan.b_bytes = round_up(plan.b_rows * plan.ldb * element_bytes, 256);
-    return plan;
-  }
-  // 16-byte loads: K padded to a whole load when an operand stored along K (row-major A, column-major B) has
-  // K misaligned; then the other operand needs zero rows up to the padded K too, so both are packed.
-  const bool pad_k = rule == PackRule::loads16 && s.k % unit != 0 && (!a_col || b_col);
+  // The storage order the GEMM reads: the problem's, or the one the rule's kernel alone reads (K-major A and
+  // B is RC; row-major A and B is RR), into which the other operands are copied as their transposes.
+  plan.layout = rule == PackRule::tma_k_major         ? Layout{Order::row, Order::col}
+                : rule == PackRule::loads16_row_major ? Layout{}
+                                                      : s.layout;
+  plan.transpose_a = plan.layout.a != s.layout.a;
+  plan.transpose_b = plan.layout.b != s.layout.b;
+  const bool a_col = plan.layout.a == Order::col, b_col = plan.layout.b == Order::col;
+  // 16-byte loads: K padded to a whole load when an operand read along K (row-major A, column-major B) has K
+  // misaligned; then the other operand needs zero rows up to the padded K too, so both are packed.
+  const bool pad_k = loads16 && s.k % unit != 0 && (!a_col || b_col);
   plan.k = pad_k ? round_up(s.k, unit) : s.k;
-  plan.pack_a = pad_k || needs(a);
-  plan.pack_b = pad_k || needs(b);
+  plan.pack_a = plan.transpose_a || pad_k || needs(a);
+  plan.pack_b = plan.transpose_b || pad_k || needs(b);
   // Stored shapes with the padded K: A is (M, K) or (K, M), B is (K, N) or (N, K).
   plan.a_rows = a_col ? plan.k : s.m;
   plan.a_cols = a_col ? s.m : plan.k;

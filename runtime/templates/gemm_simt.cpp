@@ -3,6 +3,8 @@
 #include "runtime/templates/gemm_simt.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "runtime/templates/gemm_rules.hpp"
 
@@ -87,17 +89,26 @@ std::vector<Constraint> constraints() {
 }
 
 std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
-  if (auto why = shape_refusal("gemm_simt", s, kElementBytes, p["BM"], p["BN"])) return why;
+  // The kernel reads row-major A and B; PACK=1 copies column-major operands as their transposes first.
+  if (!p["PACK"] || s.layout == Layout{}) {
+    if (auto why = shape_refusal("gemm_simt", s, kElementBytes, p["BM"], p["BN"]))
+      return s.layout == Layout{}
+                 ? why
+                 : *why + "; the PACK=1 twin of this candidate transposes column-major operands first";
+  } else {
+    if (auto why = operands_refusal("gemm_simt", s, all_layouts(), "")) return why;
+    const int64_t tiles = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]);
+    if (tiles > INT32_MAX) return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1)";
+  }
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
   if (p["PACK"]) {
     // The copies have K padded to whole vectors (zeros) and rows of whole vectors: a vector that runs past N
     // reads padding, and the epilogue stores only columns below N.
-    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16);
+    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16_row_major);
     if (!plan.pack_a && !plan.pack_b)
       return std::string(
           "PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 twin of "
-          "this "
-          "candidate serves this problem");
+          "this candidate serves this problem");
     return std::nullopt;
   }
   return vector_refusal(s, p["VEC"], kElementBytes, "a smaller VEC or PACK=1");
@@ -109,7 +120,7 @@ LaunchGeometry geometry(const Point& p, const GemmShape& s) {
   g.block_x = threads(p);
   g.shared_memory_bytes = shared_memory(p);
   if (p["PACK"] && quick_return(s) == QuickReturn::none) {
-    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16);
+    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16_row_major);
     g.workspace_bytes = plan.a_bytes + plan.b_bytes;
   }
   return g;
@@ -131,9 +142,9 @@ KernelTemplate make_template() {
   t.source_file = "gemm_simt.cu";
   t.summary =
       "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, "
-      "row-major A and B; portable to hiprtc";
-  t.entry_points = {"tf_gemm", kScaleCEntry,
-                    kPackEntry};  // tf_pack on CUDA only: the HIP launcher does not pack
+      "row-major A and B (other layouts transposed first, PACK=1); portable to hiprtc";
+  t.entry_points = {"tf_gemm", kScaleCEntry, kPackEntry,
+                    kPackTransposedEntry};  // the packing passes on CUDA only: the HIP launcher does not pack
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},
@@ -145,11 +156,13 @@ KernelTemplate make_template() {
       {"MIN_BLOCKS", 2, "CTAs per SM the register allocation must leave room for (CUDA; 1 = no cap)"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
       {"PACK", 0,
-       "1 = copy misaligned A/B into zero-padded scratch first, then load 16 bytes at a time (CUDA only)",
+       "1 = copy misaligned or column-major A/B into zero-padded row-major scratch first, then load 16 bytes "
+       "at a time (CUDA only)",
        false, 0},
   };
   t.constraints = constraints();
   t.supported_types = {{Precision::fp32, Precision::fp32}};
+  t.layouts = all_layouts();  // all but RR with PACK=1 only (refusal)
   t.shared_memory_bytes = shared_memory;
   t.threads_per_block = threads;
   t.expected_instructions = expected_instructions;
