@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -140,6 +141,33 @@ TEST(CliJson, ShowPrintsTheTable) {
   while (std::getline(lines, line))
     if (line.find("odd_1000_cc ") != std::string::npos) cc_row = line.find(" CC ") != std::string::npos;
   EXPECT_TRUE(cc_row) << "odd_1000_cc's row does not say CC\n" << text.out;
+}
+
+// A row whose baseline the vendor library refused (cuBLASLt has no fp8 GEMM in that layout, say) has a winner
+// and no ratio: `tune show` prints dashes and the baseline's status, not a ratio of 0.
+TEST(CliShow, ARowWithoutABaselineShowsNoRatio) {
+  YAML::Node table = YAML::LoadFile(TUNEFUZZ_SOURCE_DIR "/results/h200.yaml");
+  YAML::Node row = table["problems"][0];
+  const std::string name = row["name"].as<std::string>();
+  row["baseline"]["status"] = "refused";
+  row["baseline"]["median_ms"] = 0;
+  row["baseline"]["tflops"] = 0;
+  row.remove("ratio_vs_baseline");
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "tunefuzz-show-refused.yaml";
+  {
+    std::ofstream out(file);
+    out << YAML::Dump(table) << "\n# end: " << table["problems"].size() << " problems\n";
+  }
+  const Outcome text = run(kBin + "tune show " + file.string());
+  std::filesystem::remove(file);
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  std::istringstream lines(text.out);
+  std::string line, shown;
+  while (std::getline(lines, line))
+    if (line.rfind("  " + name + " ", 0) == 0) shown = line;
+  ASSERT_FALSE(shown.empty()) << text.out;
+  EXPECT_EQ(shown.find("0.00x"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("(baseline refused)"), std::string::npos) << shown;
 }
 
 TEST(CliExitCodes, AsDocumented) {

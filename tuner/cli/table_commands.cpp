@@ -79,10 +79,14 @@ int show(const std::vector<std::string>& files, bool json) {
       const std::string shape = std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
       const std::string types = std::string(to_string(p.input)) + "->" + to_string(p.output);
       const std::string layout = to_string(p.layout);
-      if (row.winner)
+      if (row.winner && row.ratio_vs_baseline > 0)
         std::printf("  %-24s %-17s %-16s %-6s %9.1f %9.1f %6.2fx  %s\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), row.winner->tflops, row.baseline_tflops,
                     row.ratio_vs_baseline, printable(config_text(*row.winner)).c_str());
+      else if (row.winner)  // no baseline to compare with (the vendor library refused the problem, say)
+        std::printf("  %-24s %-17s %-16s %-6s %9.1f %9s %7s  %s (baseline %s)\n", name.c_str(), shape.c_str(),
+                    types.c_str(), layout.c_str(), row.winner->tflops, "-", "-",
+                    printable(config_text(*row.winner)).c_str(), printable(row.baseline_status).c_str());
       else
         std::printf("  %-24s %-17s %-16s %-6s %9s %9.1f %7s  %s\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), "-", row.baseline_tflops, "-", "(no candidate)");

@@ -232,8 +232,10 @@ void print_table(const std::vector<ProblemTiming>& timings) {
     const std::string shape =
         std::to_string(t.problem.m) + "x" + std::to_string(t.problem.n) + "x" + std::to_string(t.problem.k);
     const double ratio = t.ratio_vs_baseline();
-    std::printf("%-24s %-16s %10.1f %10.1f %8.3f  %s\n", t.problem.name.c_str(), shape.c_str(),
-                w ? w->tflops : 0.0, t.baseline.tflops, ratio, w ? w->id.c_str() : "(none)");
+    char ratio_text[32] = "-";  // no winner, or no baseline (the vendor library refused the problem)
+    if (ratio > 0) std::snprintf(ratio_text, sizeof ratio_text, "%.3f", ratio);
+    std::printf("%-24s %-16s %10.1f %10.1f %8s  %s\n", t.problem.name.c_str(), shape.c_str(),
+                w ? w->tflops : 0.0, t.baseline.tflops, ratio_text, w ? w->id.c_str() : "(none)");
   }
 }
 

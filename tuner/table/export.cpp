@@ -58,23 +58,24 @@ std::string csv(const TableSet& set) {
     for (const TableRow& row : table.rows) {
       const Problem& p = row.problem;
       const TableWinner* w = row.winner ? &*row.winner : nullptr;
-      const std::vector<std::string> fields = {table.gpu_name,
-                                               table.gpu_arch,
-                                               p.name,
-                                               std::to_string(p.m),
-                                               std::to_string(p.n),
-                                               std::to_string(p.k),
-                                               to_string(p.input),
-                                               to_string(p.output),
-                                               to_string(p.layout),
-                                               number(p.alpha),
-                                               number(p.beta),
-                                               w ? w->template_name : "",
-                                               w ? w->id : "",
-                                               w ? number(w->tflops) : "",
-                                               w ? number(w->median_ms) : "",
-                                               number(row.baseline_tflops),
-                                               w ? number(row.ratio_vs_baseline) : ""};
+      const std::vector<std::string> fields = {
+          table.gpu_name,
+          table.gpu_arch,
+          p.name,
+          std::to_string(p.m),
+          std::to_string(p.n),
+          std::to_string(p.k),
+          to_string(p.input),
+          to_string(p.output),
+          to_string(p.layout),
+          number(p.alpha),
+          number(p.beta),
+          w ? w->template_name : "",
+          w ? w->id : "",
+          w ? number(w->tflops) : "",
+          w ? number(w->median_ms) : "",
+          number(row.baseline_tflops),
+          w && row.ratio_vs_baseline > 0 ? number(row.ratio_vs_baseline) : ""};
       for (size_t i = 0; i < fields.size(); ++i) out += (i ? "," : "") + csv_field(fields[i]);
       out += "\n";
     }
