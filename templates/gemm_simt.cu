@@ -6,6 +6,9 @@
 // handled (K = 0 by tf_scale_c, scale_c.h); VEC must divide K, N, lda and ldb, unless the launcher packs A and B
 // into zero-padded 16-byte rows first (PACK=1, CUDA only: tf_pack from pack.h, which this module exports on
 // CUDA), which is also how column-major operands are served: tf_pack_transposed copies them as row-major.
+// K may be split over p.splits CTAs per output tile (SPLIT_K, the launcher's: units = tiles × splits, one CTA
+// each, those of one split adjacent): each split writes its unscaled fp32 partial to the workspace and
+// tf_reduce adds them in split order (split_k.h), so the result does not depend on which split ran first.
 // With beta == 0, C is never read.
 //
 // No inline assembly and no warp-level operations: the source compiles under NVRTC, hiprtc and nvcc alike,
@@ -14,6 +17,7 @@
 // Host-side declaration of the same tunables, constraints and shared-memory formula:
 // runtime/templates/gemm_simt.cpp.
 #include "tunefuzz_rtc.h"
+#include "split_k.h"
 #include "gemm_params.h"
 #include "perturb.h"
 #include "tile_map.h"
@@ -64,6 +68,8 @@
 #define TF_MUTANT_NO_STAGE_BARRIER 5    // no barrier between reading a stage and refilling it
 #define TF_MUTANT_GROUP_DROP 6          // raster swizzle assumes the last group of tile rows is full
 #define TF_MUTANT_NO_K_GUARD 7          // loads along K are not bounds-checked: a partial K tile reads past K
+#define TF_MUTANT_SPLIT_DROPS_REMAINDER 8  // every split gets k_tiles / splits tiles: the remainder is lost
+#define TF_MUTANT_PARTIAL_SCALED 9      // a split's partial is stored with alpha applied (the reduce applies it again)
 
 // ---- Derived values and what the tunables must satisfy ----
 namespace tf {
@@ -277,18 +283,49 @@ __device__ __forceinline__ void store_quad(const TfGemmParams& p, tf_i64 row, tf
   }
 }
 
+// Split-K: 4 adjacent columns of one split's unscaled partial, as a float4 (col is a multiple of 4, ldw too,
+// the workspace 16-byte aligned). Columns of the quad past N are written as well, so that tf_reduce, which
+// reads whole quads, reads no uninitialised memory.
+__device__ __forceinline__ void store_partial_quad(const TfGemmParams& p, tf_i64 split, tf_i64 row, tf_i64 col,
+                                                   const float* v) {
+  if (row >= p.m || col >= p.n) return;
+#if TF_MUTANT == TF_MUTANT_PARTIAL_SCALED
+  const float scale = p.alpha;
+#else
+  const float scale = 1.f;
+#endif
+  store4(p.workspace + (split * p.m + row) * p.ldw + col, scale * v[0], scale * v[1], scale * v[2],
+         scale * v[3]);
+}
+
+// tf_reduce's store: C = alpha·sum + beta·C on columns col and col + 1 of `row`, those below N.
+__device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf_i64 col, float v0, float v1) {
+  float* c = static_cast<float*>(p.c) + element_offset(row, p.ldc, col);
+  const bool read_c = p.beta != 0.0f;
+  if (col < p.n) c[0] = p.alpha * v0 + (read_c ? p.beta * c[0] : 0.f);
+  if (col + 1 < p.n) c[1] = p.alpha * v1 + (read_c ? p.beta * c[1] : 0.f);
+}
+
 }  // namespace tf
 
-extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(const TfGemmParams p) {
-  using namespace tf;
-  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
+namespace tf {
+
+// One CTA's work: unit blockIdx.x, an output tile and (kSplit) one of its K splits (tile_map.h). The split
+// launch is its own kernel, tf_gemm_split, so that the plain one carries none of its state: near a register
+// cap of 128 (MIN_BLOCKS=2 at 256 threads) a split's bookkeeping made ptxas spill the large tiles.
+template <bool kSplit>
+__device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_vectors) {
   float* const a_smem = reinterpret_cast<float*>(smem_vectors);
   float* const b_smem = a_smem + STAGES * kAStage;
 
   const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
   const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
-  const TfTile tile = tf_tile_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP);
-  if (tile.m >= tiles_m || tile.n >= tiles_n) return;
+  const TfUnit unit = kSplit ? tf_unit_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP)
+                             : TfUnit{tf_tile_map(blockIdx.x, tiles_m, tiles_n, GROUP_M,
+                                                  TF_MUTANT != TF_MUTANT_GROUP_DROP),
+                                      0};
+  const TfTile tile = unit.tile;
+  if (unit.split >= (kSplit ? p.splits : 1) || tile.m >= tiles_m || tile.n >= tiles_n) return;
   const TileCoords t = {tile.m * BM, tile.n * BN};
 
   const int tm = threadIdx.x / kThreadsN;
@@ -300,42 +337,79 @@ extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(co
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
-  tf_i64 k_tiles = tf_ceil_div(p.k, BK);
+  tf_i64 all_k_tiles = tf_ceil_div(p.k, BK);
 #if TF_MUTANT == TF_MUTANT_SKIP_LAST_K_TILE
-  if (k_tiles > 1) k_tiles -= 1;
+  if (all_k_tiles > 1) all_k_tiles -= 1;
 #endif
+  // This split's K tiles [range.begin, range.end); an empty range still writes its (zero) partial. K tile kt
+  // goes to stage kt % STAGES, counted from tile 0 whatever the split, so the loop carries no offset.
+  const TfKRange range =
+      kSplit ? tf_k_range(all_k_tiles, p.splits, unit.split, TF_MUTANT == TF_MUTANT_SPLIT_DROPS_REMAINDER)
+             : TfKRange{0, all_k_tiles};
+  const tf_i64 k_end = range.end;
 
   // Prologue: the first STAGES-1 tiles go straight to their stages.
   Staged staged;
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) {
-      fetch(staged, p, t, s * BK);
-      store(staged, a_smem + s * kAStage, b_smem + s * kBStage);
+    const tf_i64 kt = range.begin + s;
+    if (kt < k_end) {
+      const int stage = static_cast<int>(kt % STAGES);
+      fetch(staged, p, t, kt * BK);
+      store(staged, a_smem + stage * kAStage, b_smem + stage * kBStage);
     }
   }
-  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
+  for (tf_i64 kt = range.begin; kt < k_end; ++kt) {
 #if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
     __syncthreads();  // stage kt is complete, and the stage stored below is no longer being read
 #endif
     const tf_i64 next = kt + STAGES - 1;
-    if (next < k_tiles) fetch(staged, p, t, next * BK);
+    if (next < k_end) fetch(staged, p, t, next * BK);
     const int s = static_cast<int>(kt % STAGES);
     tf_perturb(1, static_cast<tf_u32>(kt));  // a late reader of the stage
     compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, tm, tn);
-    if (next < k_tiles) {
+    if (next < k_end) {
       const int s_next = static_cast<int>(next % STAGES);
       tf_perturb(2, static_cast<tf_u32>(kt));  // a late writer of the next stage
       store(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
     }
   }
 
+  if (kSplit) {  // the partial into the workspace; tf_reduce finishes the tile
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const tf_i64 row = t.m0 + tile_row(tm, i);
+#pragma unroll
+      for (int j = 0; j < TN; j += 4)
+        store_partial_quad(p, blockIdx.x / (tiles_m * tiles_n), row, t.n0 + tile_col(tn, j), &acc[i][j]);
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const tf_i64 row = t.m0 + tile_row(tm, i);
 #pragma unroll
     for (int j = 0; j < TN; j += 4) store_quad(p, row, t.n0 + tile_col(tn, j), &acc[i][j]);
   }
+}
+
+}  // namespace tf
+
+extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(const TfGemmParams p) {
+  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
+  tf::gemm_unit<false>(p, smem_vectors);
+}
+
+// Split-K (p.splits > 1): one CTA per (tile, split), units of one split adjacent; each writes its partial.
+extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm_split(const TfGemmParams p) {
+  extern __shared__ float4 smem_vectors[];
+  tf::gemm_unit<true>(p, smem_vectors);
+}
+
+// Split-K's second pass (split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
+extern "C" __global__ void tf_reduce(const TfGemmParams p) {
+  tf::reduce_splits(p, tf_ceil_div(p.n, 4),
+                    [&](tf_i64 row, tf_i64 col, float v0, float v1) { tf::store_pair(p, row, col, v0, v1); });
 }
 
 #include "scale_c.h"  // tf_scale_c: the launch for K = 0

@@ -124,8 +124,8 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_EQ(&find_template("gemm_simt"), &simt());
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
-  EXPECT_EQ(simt().entry_points,
-            (std::vector<std::string>{"tf_gemm", "tf_scale_c", "tf_pack", "tf_pack_transposed"}));
+  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_gemm_split", "tf_scale_c",
+                                                           "tf_reduce", "tf_pack", "tf_pack_transposed"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
@@ -139,14 +139,15 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
 
 TEST(GemmSimtDeclaration, EveryParameterIsADefineOfTheKernel) {
   // Names, defaults and define lines agree: `#define NAME DEFAULT` stands in the kernel for each parameter
-  // but PACK, which the launcher alone reads (a PACK=1 candidate shares its PACK=0 twin's image).
+  // but PACK and SPLIT_K, which the launcher alone reads (a PACK=1 or split candidate shares the image of its
+  // twin without them).
   std::set<std::string> defined;
   for (const Define& d : simt().defines(simt().default_point(), kFp32)) defined.insert(d.name);
   for (const ParameterDecl& decl : simt().parameters) {
     SCOPED_TRACE(decl.name);
-    if (decl.name == "PACK") {
+    if (decl.name == "PACK" || decl.name == "SPLIT_K") {
       EXPECT_FALSE(decl.compile_time);
-      EXPECT_EQ(decl.minimum, 0);
+      EXPECT_EQ(decl.minimum, decl.name == "PACK" ? 0 : 1);
       EXPECT_EQ(defined.count(decl.name), 0u);
       continue;
     }
@@ -226,16 +227,19 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
   // VEC=1 with BM, BN in {64, 128} (4 points) and VEC=2 with BM in {64, 128}, BN=64 (2 points); the most
   // threads, 256 at BM=BN=128, leave 128 registers >= 64 + 16 + 24 + staged, staged = (ceil(1024 / 256) * 2)
   // * 1 = 8: all 6 kept.
-  // Fifth entry (PACK=1 at VEC=4): BM in {64, 128}, BN=128, BK=16, TM=TN=8, MIN_BLOCKS=2, as in the first: both
-  // kept. They refuse the config's aligned fp32 problem (nothing to pack) and serve misaligned ones.
-  // Shared memory is at most 2 * 16 * 260 * 4 = 33280 bytes everywhere.
+  // Fifth entry (PACK=1 at VEC=4): BM in {64, 128}, BN=128, BK=16, TM=TN=8, MIN_BLOCKS=2, as in the first:
+  // both kept. They refuse the config's aligned fp32 problem (nothing to pack) and serve misaligned ones.
+  // Sixth entry (split-K): BM in {32, 64}, BN in {64, 128}, BK=16, TM=TN=4, VEC=4, MIN_BLOCKS=2, PACK in {0,
+  // 1}, SPLIT_K in {4, 16}: 16 points on four images. The most threads, 512 at 64x128, leave 64 registers >=
+  // 16 + 8 + 24 + staged, staged = (ceil(256 / 512) + ceil(512 / 512)) * 4 = 8: all 16 kept. Shared memory is
+  // at most 2 * 16 * 260 * 4 = 33280 bytes everywhere.
   for (const char* file : {"h100.yaml", "h200.yaml"}) {
     SCOPED_TRACE(file);
     const Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR "/configs/") + file);
     std::vector<SpaceReport> reports;
     for (const TemplateSearch& s : config.templates)
       if (s.name == "gemm_simt") reports.push_back(Space(simt(), s, config.gpu.limits).prune());
-    ASSERT_EQ(reports.size(), 5u);
+    ASSERT_EQ(reports.size(), 6u);
     EXPECT_EQ(reports[0].enumerated, 32);
     EXPECT_EQ(pruned_counts(reports[0]), counts_with({{"register_budget", 6}}));
     EXPECT_EQ(reports[0].kept.size(), 26u);
@@ -264,6 +268,10 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
     EXPECT_EQ(pruned_counts(reports[4]), counts_with({}));
     EXPECT_EQ(reports[4].kept, (std::vector<Point>{at({{"BM", 64}, {"BK", 16}, {"PACK", 1}}),
                                                    at({{"BK", 16}, {"PACK", 1}})}));
+    EXPECT_EQ(reports[5].enumerated, 16);
+    EXPECT_EQ(pruned_counts(reports[5]), counts_with({}));
+    EXPECT_EQ(reports[5].kept.size(), 16u);
+    for (const Point& p : reports[5].kept) EXPECT_GT(p["SPLIT_K"], 1) << p.str();
     for (const SpaceReport& r : reports)
       for (const Point& p : r.kept) {
         const std::optional<std::string> why = simt().refusal(p, shape_of(*fp32));
@@ -486,6 +494,32 @@ TEST(GemmSimtRefusal, PackServesEveryLayoutThroughRowMajorCopies) {
   EXPECT_TRUE(contains(simt().refusal(pack, short_rows).value_or(""), "leading dimensions must be at least"));
 }
 
+TEST(GemmSimtSplitK, OneCtaPerTileAndSplitAndTheSplitsPartialsAfterThePackedCopies) {
+  // SPLIT_K (or a launcher override of it) multiplies the grid by the split count and appends the splits'
+  // fp32 partials, splits x M x (N rounded up to 4) floats, to the workspace, after PACK=1's copies.
+  const GemmShape s = shape(8, 5001, 3000);  // 1 x 40 tiles of 64 x 128
+  const Point plain = at({{"BM", 64}});
+  EXPECT_EQ(simt().geometry(plain, s).grid_x, 40);
+  EXPECT_EQ(simt().geometry(plain, s).workspace_bytes, 0);
+  const Point split = at({{"BM", 64}, {"SPLIT_K", 4}});
+  EXPECT_EQ(simt().geometry(split, s).grid_x, 160);
+  EXPECT_EQ(simt().geometry(split, s).workspace_bytes, 4 * 8 * 5004 * 4);
+  EXPECT_EQ(gemm_simt_geometry(split, s, LaunchOverrides{7, 0}).grid_x, 280);
+  EXPECT_EQ(gemm_simt_geometry(split, s, LaunchOverrides{7, 0}).workspace_bytes, 7 * 8 * 5004 * 4);
+  EXPECT_EQ(gemm_simt_geometry(plain, s, LaunchOverrides{3, 0}).workspace_bytes, 3 * 8 * 5004 * 4);
+  // PACK=1 with N odd: B copied (3000 rows of 5004 floats, whole 256-byte blocks), then the partials.
+  const Point packed_split = at({{"BM", 64}, {"PACK", 1}, {"SPLIT_K", 4}});
+  const int64_t b_copy = (int64_t{3000} * 5004 * 4 + 255) / 256 * 256;
+  EXPECT_EQ(simt().geometry(packed_split, s).workspace_bytes, b_copy + 4 * 8 * 5004 * 4);
+  // A zero size makes no load: no copies, no partials.
+  EXPECT_EQ(simt().geometry(packed_split, shape(8, 5001, 0)).workspace_bytes, 0);
+  // The grid counts units: tiles x splits beyond 2^31 - 1 is refused.
+  GemmShape wide = shape(int64_t{1} << 22, int64_t{1} << 22, 4);
+  EXPECT_EQ(simt().refusal(at({}), wide), std::nullopt);
+  EXPECT_EQ(simt().refusal(at({{"SPLIT_K", 4}}), wide),
+            "the grid would need 4294967296 CTAs (over 2^31 - 1)");
+}
+
 TEST(GemmSimtRefusal, BaseAlignmentMustHoldAWholeVector) {
   // VEC floats per load: A's and B's base addresses must be multiples of 4 * VEC bytes.
   for (const auto& [vec, needed] : {std::pair<int64_t, int64_t>{4, 16}, {2, 8}, {1, 4}}) {
@@ -533,7 +567,8 @@ TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
   std::vector<Point> points = shipped_points("h100.yaml");
   for (const Point& p : shipped_points("h200.yaml"))
     if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
-  ASSERT_EQ(points.size(), 36u);  // 26 + 2 + 4 + 2 + 2, as worked out in ShippedSpacesPruneAsWorkedOutByHand
+  ASSERT_EQ(points.size(),
+            52u);  // 26 + 2 + 4 + 2 + 2 + 16, as worked out in ShippedSpacesPruneAsWorkedOutByHand
   for (const Point& point : points) {
     SCOPED_TRACE(point.str());
     const CompiledKernel& kernel = compiled(point);
@@ -654,7 +689,7 @@ TEST(GemmSimtStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
 
 TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
   const std::vector<std::string>& names = gemm_simt_mutant_names();
-  ASSERT_EQ(names.size(), 8u);  // 0 = none, 1..7 = TF_MUTANT_* in templates/gemm_simt.cu
+  ASSERT_EQ(names.size(), 10u);  // 0 = none, 1..9 = TF_MUTANT_* in templates/gemm_simt.cu
   EXPECT_EQ(names[0], "none");
   const Point point = at({});
   const CompiledKernel& original = compiled(point);
@@ -689,8 +724,9 @@ TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
   // output_types.h's PTX conversions only in templates that include that first.
   std::string text = simt_source().text;
   for (const auto& [name, header] : simt_source().headers)
-    if (name == "scale_c.h") text += header;  // (perturb.h groups threads by 32 to hash its delays, nothing more:
-                                              // on a 64-wide wavefront two halves may sleep apart, which is fine)
+    if (name == "scale_c.h" || name == "split_k.h")
+      text += header;  // (perturb.h groups threads by 32 to hash its delays, nothing more:
+                       // on a 64-wide wavefront two halves may sleep apart, which is fine)
   EXPECT_TRUE(contains(text, "tf_scale_c"));
   for (const char* forbidden : {"asm", "__shfl", "__ballot", "__activemask", "warpSize", "__syncwarp",
                                 "__cvta", "cp.async", "__ldg", "% 32", "/ 32", "& 31", ">> 5"})
@@ -700,7 +736,8 @@ TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
     const std::string line = text.substr(at, text.find('\n', at) - at);
     EXPECT_TRUE(line == "#include \"tunefuzz_rtc.h\"" || line == "#include \"gemm_params.h\"" ||
                 line == "#include \"tile_map.h\"" || line == "#include \"perturb.h\"" ||
-                line.starts_with("#include \"scale_c.h\"") || line.starts_with("#include \"pack.h\""))
+                line == "#include \"split_k.h\"" || line.starts_with("#include \"scale_c.h\"") ||
+                line.starts_with("#include \"pack.h\""))
         << line;
   }
   // pack.h (PACK=1's tf_pack, and tf_pack_transposed) is CUDA's alone: hiprtc never reads it.

@@ -1,9 +1,12 @@
 // Launcher of templates/gemm_simt.cu: optional packing of misaligned or column-major operands into row-major
-// scratch (PACK=1), then one kernel on a 1-D grid of output tiles (a zero size: tf_scale_c or nothing).
+// scratch (PACK=1), then one kernel on a 1-D grid of units (output tiles × K splits), then, with more than
+// one split, the in-order reduction of the partials (a zero size: tf_scale_c or nothing).
+#include <functional>
 #include <memory>
 
 #include "runtime/cuda/template_launch.hpp"
 #include "runtime/templates/gemm_rules.hpp"
+#include "runtime/templates/gemm_simt.hpp"
 
 namespace tunefuzz::device {
 
@@ -14,14 +17,11 @@ class GemmSimtRunner final : public GemmRunner {
   GemmSimtRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        gemm_(module_, "tf_gemm",
-              [smem = candidate.kernel_template->shared_memory_bytes(candidate.point)](CUfunction f) {
-                check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         static_cast<int>(smem)),
-                      "cuFuncSetAttribute(max dynamic shared memory)");
-              }),
+        gemm_(module_, "tf_gemm", opt_in(candidate)),
+        gemm_split_(module_, "tf_gemm_split", opt_in(candidate)),
         pack_(module_, kPackEntry),
         pack_transposed_(module_, kPackTransposedEntry),
+        reduce_(module_, kReduceEntry),
         scale_c_(module_, kScaleCEntry) {
     check_kernel_meta(module_, candidate);
   }
@@ -32,33 +32,49 @@ class GemmSimtRunner final : public GemmRunner {
     return candidate_.kernel_template->refusal(candidate_.point, shape);
   }
 
-  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides&) const override {
-    return candidate_.kernel_template->geometry(candidate_.point, shape).workspace_bytes;
+  int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
+    return gemm_simt_geometry(candidate_.point, shape, overrides).workspace_bytes;
   }
 
   void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
     if (launch_quick_return(scale_c_, g, stream)) return;
-    // The template neither splits K nor walks a persistent grid: an override would go unheeded, untested.
-    if (g.overrides != LaunchOverrides{})
-      throw Error(ErrorKind::internal, candidate_.id() + " was asked for split-K or a persistent grid");
+    // The template does not walk a persistent grid: such an override would go unheeded, untested.
+    if (g.overrides.grid != 0)
+      throw Error(ErrorKind::internal, candidate_.id() + " was asked for a persistent grid");
+    const LaunchGeometry geo = gemm_simt_geometry(candidate_.point, g.shape, g.overrides);
     TfGemmParams p = gemm_params(g);
+    p.splits = g.overrides.splits > 0 ? g.overrides.splits : candidate_.point["SPLIT_K"];
+    p.ldw = split_k_partial_ld(g.shape);
+    CUdeviceptr partials = workspace;  // after the packed copies (PACK=1)
     if (candidate_.point["PACK"])
-      launch_packing({&pack_, &pack_transposed_}, pack_plan(g.shape, 4, PackRule::loads16_row_major), g, 4,
-                     workspace, p, stream);
-    const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
+      partials +=
+          launch_packing({&pack_, &pack_transposed_}, pack_plan(g.shape, 4, PackRule::loads16_row_major), g,
+                         4, workspace, p, stream);
+    p.workspace = reinterpret_cast<float*>(partials);
     void* args[] = {&p};
-    check(cuLaunchKernel(gemm_.get(), static_cast<unsigned>(geo.grid_x), 1, 1,
+    check(cuLaunchKernel((p.splits > 1 ? gemm_split_ : gemm_).get(), static_cast<unsigned>(geo.grid_x), 1, 1,
                          static_cast<unsigned>(geo.block_x), 1, 1,
                          static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
-          "cuLaunchKernel(tf_gemm)");
+          "cuLaunchKernel(tf_gemm / tf_gemm_split)");
+    if (p.splits > 1) launch_split_k_reduce(reduce_, p, g.shape, stream);
   }
 
  private:
   Candidate candidate_;
   Module module_;
+  /// Sets the dynamic shared memory a kernel of the candidate may use, when the kernel is loaded.
+  static std::function<void(CUfunction)> opt_in(const Candidate& candidate) {
+    return [smem = candidate.kernel_template->shared_memory_bytes(candidate.point)](CUfunction f) {
+      check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+            "cuFuncSetAttribute(max dynamic shared memory)");
+    };
+  }
+
   LazyFunction gemm_;
+  LazyFunction gemm_split_;  ///< tf_gemm_split: the launch with more than one K split
   LazyFunction pack_;
   LazyFunction pack_transposed_;
+  LazyFunction reduce_;
   LazyFunction scale_c_;
 };
 

@@ -182,6 +182,7 @@ TfGemmParams gemm_params(const DeviceGemm& g) {
   p.ldc = g.shape.ldc;
   p.alpha = g.alpha;
   p.beta = g.beta;
+  p.splits = 1;  // a template that splits K sets its own count (and the workspace and ldw with it)
   return p;
 }
 

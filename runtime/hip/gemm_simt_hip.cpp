@@ -50,6 +50,8 @@ class GemmSimtRunner final : public HipGemmRunner {
   std::optional<std::string> refusal(const GemmShape& shape) const override {
     if (candidate_.point["PACK"])
       return std::string("PACK=1 runs on CUDA only: this launcher has no packing pass");
+    if (candidate_.point["SPLIT_K"] > 1)
+      return std::string("SPLIT_K > 1 runs on CUDA only: this launcher has no reduce pass");
     return candidate_.kernel_template->refusal(candidate_.point, shape);
   }
 

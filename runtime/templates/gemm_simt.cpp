@@ -97,10 +97,10 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
                  : *why + "; the PACK=1 twin of this candidate transposes column-major operands first";
   } else {
     if (auto why = operands_refusal("gemm_simt", s, all_layouts(), "")) return why;
-    const int64_t tiles = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]);
-    if (tiles > INT32_MAX) return "the grid would need " + std::to_string(tiles) + " CTAs (over 2^31 - 1)";
   }
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
+  const int64_t units = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]) * p["SPLIT_K"];
+  if (units > INT32_MAX) return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1)";
   if (p["PACK"]) {
     // The copies have K padded to whole vectors (zeros) and rows of whole vectors: a vector that runs past N
     // reads padding, and the epilogue stores only columns below N.
@@ -115,15 +115,7 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
 }
 
 LaunchGeometry geometry(const Point& p, const GemmShape& s) {
-  LaunchGeometry g;
-  g.grid_x = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]);
-  g.block_x = threads(p);
-  g.shared_memory_bytes = shared_memory(p);
-  if (p["PACK"] && quick_return(s) == QuickReturn::none) {
-    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16_row_major);
-    g.workspace_bytes = plan.a_bytes + plan.b_bytes;
-  }
-  return g;
+  return gemm_simt_geometry(p, s, {});
 }
 
 std::vector<std::string> expected_instructions(const Point& p) {
@@ -143,8 +135,9 @@ KernelTemplate make_template() {
   t.summary =
       "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, "
       "row-major A and B (other layouts transposed first, PACK=1); portable to hiprtc";
-  t.entry_points = {"tf_gemm", kScaleCEntry, kPackEntry,
-                    kPackTransposedEntry};  // the packing passes on CUDA only: the HIP launcher does not pack
+  t.entry_points = {
+      "tf_gemm",  "tf_gemm_split",     kScaleCEntry, kReduceEntry,
+      kPackEntry, kPackTransposedEntry};  // the packing passes on CUDA only: the HIP launcher does not pack
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},
@@ -159,6 +152,9 @@ KernelTemplate make_template() {
        "1 = copy misaligned or column-major A/B into zero-padded row-major scratch first, then load 16 bytes "
        "at a time (CUDA only)",
        false, 0},
+      {"SPLIT_K", 1,
+       "K splits: each output tile's K loop is shared by this many CTAs, then reduced in order (CUDA only)",
+       false},
   };
   t.constraints = constraints();
   t.supported_types = {{Precision::fp32, Precision::fp32}};
@@ -174,6 +170,21 @@ KernelTemplate make_template() {
 
 }  // namespace
 
+LaunchGeometry gemm_simt_geometry(const Point& p, const GemmShape& s, const LaunchOverrides& overrides) {
+  LaunchGeometry g;
+  const int64_t splits = overrides.splits > 0 ? overrides.splits : p["SPLIT_K"];
+  g.grid_x = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]) * splits;
+  g.block_x = threads(p);
+  g.shared_memory_bytes = shared_memory(p);
+  if (quick_return(s) != QuickReturn::none) return g;  // nothing loaded: no copies, no partials
+  if (p["PACK"]) {
+    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16_row_major);
+    g.workspace_bytes = plan.a_bytes + plan.b_bytes;
+  }
+  g.workspace_bytes += split_k_workspace_bytes(s, splits);
+  return g;
+}
+
 const KernelTemplate& gemm_simt_template() {
   static const KernelTemplate t = make_template();
   return t;
@@ -183,7 +194,8 @@ const std::vector<std::string>& gemm_simt_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_simt.cu.
   static const std::vector<std::string> names = {"none",          "skip_last_k_tile", "drop_tail",
                                                  "beta0_reads_c", "int32_offset",     "no_stage_barrier",
-                                                 "group_drop",    "no_k_guard"};
+                                                 "group_drop",    "no_k_guard",       "split_drops_remainder",
+                                                 "partial_scaled"};
   return names;
 }
 

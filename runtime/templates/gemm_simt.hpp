@@ -11,6 +11,12 @@ namespace tunefuzz {
 
 const KernelTemplate& gemm_simt_template();
 
+/// The launch of a point on a problem with the launcher's overrides (a split count in place of SPLIT_K; a
+/// persistent grid is not a gemm_simt launch): one CTA per (output tile, K split), and the workspace of the
+/// packed operands (PACK=1) followed by the splits' fp32 partials.
+LaunchGeometry gemm_simt_geometry(const Point& point, const GemmShape& shape,
+                                  const LaunchOverrides& overrides);
+
 /// The names of the injected bugs the template accepts through TF_MUTANT (index = code, 0 = none).
 const std::vector<std::string>& gemm_simt_mutant_names();
 

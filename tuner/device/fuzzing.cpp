@@ -270,6 +270,7 @@ FuzzResult fuzz_candidate(const FuzzJob& job, const Candidate& candidate, int64_
   PhaseClock::Seconds& phases = result.phase_seconds;
   PhaseClock space_clock(&phases, "space");
   fuzz::CaseSpace space = case_space_for(candidate, sm_count);
+  if (!device.takes_overrides()) space.varies_splits = space.varies_grid = false;
   space_clock.to(nullptr);
   space.huge_weight = job.huge_weight;
   ProgressLog progress(job.progress);

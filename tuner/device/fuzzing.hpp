@@ -77,6 +77,9 @@ class CaseDevice {
   virtual std::optional<std::string> launch(const CaseLaunch& launch) = 0;
   /// True for an error (thrown by any call above) after which this process cannot use the device again.
   virtual bool poisons(const std::exception& error) const = 0;
+  /// Whether the launcher takes LaunchOverrides (a split count, a persistent grid) where the template has
+  /// them; a device whose launchers do not (HIP's) is fuzzed without them.
+  virtual bool takes_overrides() const { return true; }
 };
 
 /// What the CaseDevice of every GPU runtime shares: its four buffers, over the runtime's DeviceBuffer

@@ -3,8 +3,8 @@
 namespace tunefuzz::device::hip {
 
 std::optional<std::string> HipCaseDevice::launch(const CaseLaunch& l) {
-  // gemm_simt neither splits K nor walks a persistent grid (its case space never asks): an override would go
-  // unheeded, untested.
+  // The HIP launcher neither splits K nor walks a persistent grid (takes_overrides: its case space never
+  // asks): an override would go unheeded, untested.
   if (l.overrides != LaunchOverrides{})
     throw Error(ErrorKind::internal, runner_.name() + " was asked for split-K or a persistent grid");
   const auto at = [&](CaseBuffer which, size_t offset) {

@@ -16,6 +16,8 @@ class HipCaseDevice final : public RuntimeCaseDevice<DeviceBuffer, HipError> {
   /// The HIP launchers take no scratch: gemm_simt, the one template with a HIP launcher, needs none.
   int64_t workspace_bytes(const GemmShape&, const LaunchOverrides&) const override { return 0; }
   std::optional<std::string> launch(const CaseLaunch& launch) override;
+  /// gemm_simt's HIP launcher splits no K (it refuses SPLIT_K > 1) and walks no persistent grid.
+  bool takes_overrides() const override { return false; }
 
  private:
   const HipGemmRunner& runner_;
