@@ -178,22 +178,43 @@ struct ExactElement {
   double value = 0, magnitude = 0;
 };
 
-ExactElement exact_element(const GemmOperands& operands, int64_t row, int64_t col) {
-  double sum = 0, compensation = 0, magnitude = 0;
-  for (int64_t p = 0; p < operands.a->cols(); ++p) {
-    const double product = operands.a->get(row, p) * operands.b->get(p, col);  // exact in double
+/// A Neumaier sum of products, with the products that are not finite (±Inf, NaN) summed apart: the
+/// compensation of an infinite term is Inf - Inf = NaN, which would turn a sum that is ±Inf (one infinite
+/// product among finite ones: what the kernel computes) into NaN.
+struct CompensatedSum {
+  double sum = 0, compensation = 0, non_finite = 0, magnitude = 0;
+  bool any_non_finite = false;
+
+  void add(double product) {
+    magnitude += std::fabs(product);
+    if (!std::isfinite(product)) {
+      non_finite += product;  // +Inf + -Inf and NaN give NaN, as in the kernel
+      any_non_finite = true;
+      return;
+    }
     const double next = sum + product;
     compensation += std::fabs(sum) >= std::fabs(product) ? (sum - next) + product : (product - next) + sum;
     sum = next;
-    magnitude += std::fabs(product);
   }
-  ExactElement element{operands.alpha * (sum + compensation), std::fabs(operands.alpha) * magnitude};
-  if (operands.beta != 0) {
-    const double c = operands.c_in->get(row, col);
-    element.value += operands.beta * c;
-    element.magnitude += std::fabs(operands.beta) * std::fabs(c);
+
+  /// alpha·(the sum) + beta·C(row, col), and its magnitude.
+  ExactElement element(const GemmOperands& operands, int64_t row, int64_t col) const {
+    const double total = any_non_finite ? non_finite + sum : sum + compensation;
+    ExactElement out{operands.alpha * total, std::fabs(operands.alpha) * magnitude};
+    if (operands.beta != 0) {
+      const double c = operands.c_in->get(row, col);
+      out.value += operands.beta * c;
+      out.magnitude += std::fabs(operands.beta) * std::fabs(c);
+    }
+    return out;
   }
-  return element;
+};
+
+ExactElement exact_element(const GemmOperands& operands, int64_t row, int64_t col) {
+  CompensatedSum sum;
+  for (int64_t p = 0; p < operands.a->cols(); ++p)
+    sum.add(operands.a->get(row, p) * operands.b->get(p, col));  // each product exact in double
+  return sum.element(operands, row, col);
 }
 
 /// Lines on both sides of every tile boundary below `extent`, and the last line.
@@ -325,27 +346,16 @@ std::vector<ExactElement> exact_elements(const GemmOperands& operands,
   const auto slice = [&](int64_t s) {
     const int64_t begin = count * s / slices, end = count * (s + 1) / slices;
     const auto width = static_cast<size_t>(end - begin);
-    std::vector<double> sum(width, 0.0), compensation(width, 0.0), magnitude(width, 0.0);
+    std::vector<CompensatedSum> sums(width);
     for (int64_t p = 0; p < k; ++p) {
       for (size_t e = 0; e < width; ++e) {
         const auto& [row, col] = at[static_cast<size_t>(begin) + e];
-        const double product = operands.a->get(row, p) * operands.b->get(p, col);  // exact in double
-        const double next = sum[e] + product;
-        compensation[e] +=
-            std::fabs(sum[e]) >= std::fabs(product) ? (sum[e] - next) + product : (product - next) + sum[e];
-        sum[e] = next;
-        magnitude[e] += std::fabs(product);
+        sums[e].add(operands.a->get(row, p) * operands.b->get(p, col));  // each product exact in double
       }
     }
     for (size_t e = 0; e < width; ++e) {
       const auto& [row, col] = at[static_cast<size_t>(begin) + e];
-      ExactElement& element = out[static_cast<size_t>(begin) + e];
-      element = {operands.alpha * (sum[e] + compensation[e]), std::fabs(operands.alpha) * magnitude[e]};
-      if (operands.beta != 0) {
-        const double c = operands.c_in->get(row, col);
-        element.value += operands.beta * c;
-        element.magnitude += std::fabs(operands.beta) * std::fabs(c);
-      }
+      out[static_cast<size_t>(begin) + e] = sums[e].element(operands, row, col);
     }
   };
   std::vector<std::thread> pool;

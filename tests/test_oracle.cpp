@@ -369,6 +369,48 @@ TEST(ProjectedLaw, AtLargeKOnlyTheIntegerCheckCatchesAnAllZeroOutput) {
   EXPECT_TRUE(integers.check(right, model, 512, 16, 16, 3, true).pass);
 }
 
+// Law: an output element whose exact value is ±Inf (one infinite product among finite ones) is judged
+// against ±Inf, not NaN. The projected check recomputes a non-finite output element with a compensated sum;
+// the compensation of an infinite term is Inf - Inf = NaN, and once turned every such element into NaN, so a
+// right kernel failed on huge sparse_nonfinite cases (a shrink on an H200 reached one: 53 million elements
+// -inf against NaN at 65537 x 32768 x 4). Opposite infinities and Inf·0 are still NaN, and a wrong value is
+// still caught.
+TEST(ProjectedLaw, AnInfiniteProductAmongFiniteOnesIsThatInfinityNotNaN) {
+  const int64_t m = 4, n = 4, k = 4;
+  const ArithmeticModel model{Precision::fp32, Precision::fp32, k};
+  HostMatrix a(Precision::fp32, m, k, k), b(Precision::fp32, k, n, n), c(Precision::fp32, m, n, n);
+  fill_integers(a, 1, 1, -2, 2);
+  fill_integers(b, 2, 1, -2, 2);
+  // Row 0 of A and column 0 of B as in the H200 case: (2·-Inf) + (0·2) + (-2·0) + (2·2) = -Inf.
+  const double row0[] = {2, 0, -2, 2}, col0[] = {-inf, 2, 0, 2};
+  for (int64_t p = 0; p < k; ++p) a.set(0, p, row0[p]), b.set(p, 0, col0[p]);
+  // Row 1, column 1: +Inf and -Inf products, NaN. Row 2, column 1: Inf·0, NaN.
+  a.set(1, 0, 1), a.set(1, 1, 1), b.set(0, 1, inf), b.set(1, 1, -inf), a.set(2, 0, 0), a.set(2, 1, 0);
+  HostMatrix out(Precision::fp32, m, n, n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;  // what a kernel computes: IEEE arithmetic on the same products
+      for (int64_t p = 0; p < k; ++p)
+        sum = std::fmaf(static_cast<float>(a.get(i, p)), static_cast<float>(b.get(p, j)), sum);
+      out.set(i, j, sum);
+    }
+  ASSERT_EQ(out.get(0, 0), -inf);
+  ASSERT_TRUE(std::isnan(out.get(1, 1)));
+  ASSERT_TRUE(std::isnan(out.get(2, 1)));
+  const ProjectedCheck check({&a, &b, &c, 1.0, 0.0}, 2, 5);
+  for (const bool exact : {false, true}) {
+    SCOPED_TRACE(exact ? "exact" : "bounded");
+    const Verdict right = check.check(out, model, 8, 2, 2, 5, exact);
+    EXPECT_TRUE(right.pass) << right.summary();
+    HostMatrix wrong = out;
+    wrong.set(0, 0, inf);  // the wrong infinity
+    EXPECT_FALSE(check.check(wrong, model, 8, 2, 2, 5, exact).pass);
+    wrong = out;
+    wrong.set(1, 1, -inf);  // an infinity where opposite infinities meet
+    EXPECT_FALSE(check.check(wrong, model, 8, 2, 2, 5, exact).pass);
+  }
+}
+
 TEST(RoundTo, OverflowsToInfinityBeyondTheLargestFinite) {
   EXPECT_EQ(round_to(Precision::fp16, 65504.0), 65504.0);
   EXPECT_EQ(round_to(Precision::fp16, 65519.99), 65504.0);
