@@ -310,22 +310,22 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 
 namespace tf {
 
-// One CTA of a split launch: unit blockIdx.x, an output tile and one of its K splits (tile_map.h), whose
-// unscaled partial goes to the workspace. The split launch is its own kernel, tf_gemm_split, so that tf_gemm
-// carries none of its state: at a cap of 128 registers (MIN_BLOCKS=2 at 256 threads) the large tiles sit at
-// the edge of spilling, and a shared body with the split's bookkeeping compiled to more of them.
-__device__ __forceinline__ void split_unit(const TfGemmParams& p) {
-  // Declared here, not passed in: a pointer parameter hides that it is shared memory, and the generic
-  // addressing that follows costs registers.
-  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
+// One CTA's work: unit blockIdx.x, an output tile and (kSplit) one of its K splits (tile_map.h). The split
+// launch is its own kernel, tf_gemm_split, so that the plain one carries none of its state: near a register
+// cap of 128 (MIN_BLOCKS=2 at 256 threads) a split's bookkeeping made ptxas spill the large tiles.
+template <bool kSplit>
+__device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_vectors) {
   float* const a_smem = reinterpret_cast<float*>(smem_vectors);
   float* const b_smem = a_smem + STAGES * kAStage;
 
   const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
   const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
-  const TfUnit unit = tf_unit_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP);
+  const TfUnit unit = kSplit ? tf_unit_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP)
+                             : TfUnit{tf_tile_map(blockIdx.x, tiles_m, tiles_n, GROUP_M,
+                                                  TF_MUTANT != TF_MUTANT_GROUP_DROP),
+                                      0};
   const TfTile tile = unit.tile;
-  if (unit.split >= p.splits || tile.m >= tiles_m || tile.n >= tiles_n) return;
+  if (unit.split >= (kSplit ? p.splits : 1) || tile.m >= tiles_m || tile.n >= tiles_n) return;
   const TileCoords t = {tile.m * BM, tile.n * BN};
 
   const int tm = threadIdx.x / kThreadsN;
@@ -344,7 +344,8 @@ __device__ __forceinline__ void split_unit(const TfGemmParams& p) {
   // This split's K tiles [range.begin, range.end); an empty range still writes its (zero) partial. K tile kt
   // goes to stage kt % STAGES, counted from tile 0 whatever the split, so the loop carries no offset.
   const TfKRange range =
-      tf_k_range(all_k_tiles, p.splits, unit.split, TF_MUTANT == TF_MUTANT_SPLIT_DROPS_REMAINDER);
+      kSplit ? tf_k_range(all_k_tiles, p.splits, unit.split, TF_MUTANT == TF_MUTANT_SPLIT_DROPS_REMAINDER)
+             : TfKRange{0, all_k_tiles};
   const tf_i64 k_end = range.end;
 
   // Prologue: the first STAGES-1 tiles go straight to their stages.
@@ -374,68 +375,16 @@ __device__ __forceinline__ void split_unit(const TfGemmParams& p) {
     }
   }
 
-  // The unscaled partial into the workspace; tf_reduce finishes the tile.
+  if (kSplit) {  // the partial into the workspace; tf_reduce finishes the tile
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const tf_i64 row = t.m0 + tile_row(tm, i);
+    for (int i = 0; i < TM; ++i) {
+      const tf_i64 row = t.m0 + tile_row(tm, i);
 #pragma unroll
-    for (int j = 0; j < TN; j += 4) store_partial_quad(p, unit.split, row, t.n0 + tile_col(tn, j), &acc[i][j]);
-  }
-}
-
-}  // namespace tf
-
-extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(const TfGemmParams p) {
-  using namespace tf;
-  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
-  float* const a_smem = reinterpret_cast<float*>(smem_vectors);
-  float* const b_smem = a_smem + STAGES * kAStage;
-
-  const tf_i64 tiles_m = tf_ceil_div(p.m, BM);
-  const tf_i64 tiles_n = tf_ceil_div(p.n, BN);
-  const TfTile tile = tf_tile_map(blockIdx.x, tiles_m, tiles_n, GROUP_M, TF_MUTANT != TF_MUTANT_GROUP_DROP);
-  if (tile.m >= tiles_m || tile.n >= tiles_n) return;
-  const TileCoords t = {tile.m * BM, tile.n * BN};
-
-  const int tm = threadIdx.x / kThreadsN;
-  const int tn = threadIdx.x % kThreadsN;
-
-  float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
-
-  tf_i64 k_tiles = tf_ceil_div(p.k, BK);
-#if TF_MUTANT == TF_MUTANT_SKIP_LAST_K_TILE
-  if (k_tiles > 1) k_tiles -= 1;
-#endif
-
-  // Prologue: the first STAGES-1 tiles go straight to their stages.
-  Staged staged;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) {
-      fetch(staged, p, t, s * BK);
-      store(staged, a_smem + s * kAStage, b_smem + s * kBStage);
+      for (int j = 0; j < TN; j += 4)
+        store_partial_quad(p, blockIdx.x / (tiles_m * tiles_n), row, t.n0 + tile_col(tn, j), &acc[i][j]);
     }
+    return;
   }
-  for (tf_i64 kt = 0; kt < k_tiles; ++kt) {
-#if TF_MUTANT != TF_MUTANT_NO_STAGE_BARRIER
-    __syncthreads();  // stage kt is complete, and the stage stored below is no longer being read
-#endif
-    const tf_i64 next = kt + STAGES - 1;
-    if (next < k_tiles) fetch(staged, p, t, next * BK);
-    const int s = static_cast<int>(kt % STAGES);
-    tf_perturb(1, static_cast<tf_u32>(kt));  // a late reader of the stage
-    compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, tm, tn);
-    if (next < k_tiles) {
-      const int s_next = static_cast<int>(next % STAGES);
-      tf_perturb(2, static_cast<tf_u32>(kt));  // a late writer of the next stage
-      store(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
-    }
-  }
-
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const tf_i64 row = t.m0 + tile_row(tm, i);
@@ -444,10 +393,17 @@ extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(co
   }
 }
 
+}  // namespace tf
+
+extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(const TfGemmParams p) {
+  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
+  tf::gemm_unit<false>(p, smem_vectors);
+}
 
 // Split-K (p.splits > 1): one CTA per (tile, split), units of one split adjacent; each writes its partial.
 extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm_split(const TfGemmParams p) {
-  tf::split_unit(p);
+  extern __shared__ float4 smem_vectors[];
+  tf::gemm_unit<true>(p, smem_vectors);
 }
 
 // Split-K's second pass (split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.

@@ -98,7 +98,9 @@ TEST_F(Mpi, TwoRanksGiveTheOneProcessTableAndShareTheJobs) {
 }
 
 TEST_F(Mpi, EachRankCompilesItsShareOfAColdCache) {
-  // Two gemm_simt candidates (quick to compile) and a cold kernel cache of their own.
+  // Two gemm_simt candidates (quick to compile) and a cold kernel cache of their own. 64-column tiles: 128 x
+  // 128 at MIN_BLOCKS=2 sits at its cap of 128 registers, where whether ptxas spills (and the compile prunes)
+  // turns on small changes to the kernel, and the campaign needs a kept candidate to succeed.
   const fs::path config = root_ / "simt.yaml";
   std::ofstream(config) << tunefuzz::test::kFakeGpuSection << R"(
 problems:
@@ -106,6 +108,7 @@ problems:
 templates:
   - name: gemm_simt
     space:
+      BN: [64]
       VEC: [1, 2]
 budgets:
   fuzz_cases: 6
