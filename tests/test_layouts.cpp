@@ -135,6 +135,35 @@ class LayoutsImage : public ::testing::Test {
   fs::path directory_;
 };
 
+// The compile stage judges the kernel a point launches: gemm_simt's split points run tf_gemm_split, so its
+// registers and spills are theirs; the plain points' are tf_gemm's.
+TEST_F(LayoutsImage, TheCompileStageJudgesTheKernelAPointLaunches) {
+  const Config config =
+      config_with("  - {name: f, m: 8, n: 5000, k: 3000, precision: fp32}\n",
+                  "  - {name: gemm_simt, space: {BM: [64], BN: [128], BK: [16], SPLIT_K: [1, 4]}}\n");
+  const std::vector<Candidate> candidates = space_stage(config).candidates;
+  ASSERT_EQ(candidates.size(), 2u);
+  const NvrtcCompiler compiler;
+  const KernelCache cache(directory_);
+  const std::vector<CompiledCandidate> compiled =
+      compile_stage(candidates, config, compiler, cache, {TUNEFUZZ_SOURCE_DIR "/templates", 1, 0});
+  ASSERT_EQ(compiled.size(), 2u);
+  const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_simt.cu");
+  for (const CompiledCandidate& c : compiled) {
+    SCOPED_TRACE(c.candidate.id());
+    ASSERT_EQ(c.status, CompileStatus::compiled) << c.message;
+    const std::optional<CompiledKernel> kernel = cache.load(compiler.key(
+        {&source, c.candidate.kernel_template->defines(c.candidate.point, c.candidate.types), "sm_90"}));
+    ASSERT_TRUE(kernel);  // one image for both: SPLIT_K is the launcher's
+    const std::string entry = c.candidate.point["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm";
+    ASSERT_EQ(kernel->resources.count(entry), 1u);
+    EXPECT_EQ(c.resources.registers, kernel->resources.at(entry).registers);
+    EXPECT_EQ(c.resources.spill_store_bytes, kernel->resources.at(entry).spill_store_bytes);
+  }
+  // The two kernels differ, so the judged figures do not coincide by accident.
+  EXPECT_NE(compiled[0].resources.registers, compiled[1].resources.registers);
+}
+
 TEST_F(LayoutsImage, HasAKernelForEachOrderOfItsMaskAloneAndTheFuzzerDrawsThoseOrders) {
   const Config config = config_with(
       "  - {name: rr, m: 256, n: 256, k: 256, precision: bf16}\n"

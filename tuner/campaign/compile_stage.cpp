@@ -34,10 +34,15 @@ namespace {
 void judge_resources(CompiledCandidate& out, const CompiledKernel& kernel, const Config& config) {
   const Candidate& c = out.candidate;
   const KernelTemplate& t = *c.kernel_template;
-  // The main kernel: the first GEMM entry point the image exports (LAYOUTS may leave some out).
+  // The main kernel: the one the template says the point launches, else the first GEMM entry point the image
+  // exports (LAYOUTS may leave some out).
   auto it = kernel.resources.end();
-  for (const std::string& entry : t.entry_points)
-    if (entry.starts_with("tf_gemm") && (it = kernel.resources.find(entry)) != kernel.resources.end()) break;
+  if (t.main_entry)
+    it = kernel.resources.find(t.main_entry(c.point));
+  else
+    for (const std::string& entry : t.entry_points)
+      if (entry.starts_with("tf_gemm") && (it = kernel.resources.find(entry)) != kernel.resources.end())
+        break;
   if (it == kernel.resources.end()) {
     out.status = CompileStatus::compile_failed;
     out.message = "the compiler reported the resources of no GEMM kernel (tf_gemm*)";
