@@ -5,6 +5,9 @@
 #   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
+# RESUME=1 lets `cold` and `cfg:` resume from their journal in /tmp/camp (a campaign split over calls on one
+# machine); without it they start from an empty work folder, since a machine may come back with an earlier
+# call's /tmp/camp. Only files this call wrote in /tmp/camp come back.
 set -u
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
 rm -rf $L  # logs of an earlier call left in $OUT on a reused machine would go into this call's archive
@@ -25,7 +28,7 @@ for step in "$@"; do
   [ $left -gt 20 ] || { echo "$step skipped: no time left" >> $L/times.txt; continue; }
   t0=$(date +%s%N); d=$(date -u +%FT%TZ)
   case $step in
-    cold)   [ -f $W/h200.journal ] && r=--resume || r=
+    cold)   if [ "${RESUME:-0}" = 1 ] && [ -f $W/h200.journal ]; then r=--resume; else r=; rm -rf $W/h200.* $W/work; fi
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${GPUS:+--gpus $GPUS} ${EXTRA:-} > $L/cold-$(date +%s).txt 2>&1 ;;
     rerun)  timeout $left $C/bin/tune run configs/h200.yaml -o $W/rerun.yaml --work-dir $W/work-rerun ${EXTRA:-} > $L/rerun.txt 2>&1 ;;
     added)  cp configs/h200.yaml $W/h200-added.yaml
@@ -42,7 +45,7 @@ for step in "$@"; do
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} > $L/code-$t.txt 2>&1
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     cfg:*)  n=${step#cfg:}; f=configs/$n.yaml; case $n in */*) f=$n n=$(basename $n .yaml) ;; esac  # a name or a path
-            [ -f $W/$n.journal ] && r=--resume || r=
+            if [ "${RESUME:-0}" = 1 ] && [ -f $W/$n.journal ]; then r=--resume; else r=; rm -rf $W/$n.* $W/work-$n; fi
             timeout $left $C/bin/tune run $f -o $W/$n.yaml --work-dir $W/work-$n $r ${GPUS:+--gpus $GPUS} > $L/cfg-$n-$(date +%s).txt 2>&1 ;;
     gpucheck:*) n=${step#gpucheck:}; P=/tmp/prefix G=$L/gpucheck-$n.txt; rm -rf $P /tmp/tables /tmp/tables-build /tmp/ds; cp -r $C/prefix $P
             [ -f $W/$n.yaml ] || cp results/$n.yaml $W/$n.yaml  # no campaign in this call: the committed table
@@ -89,7 +92,8 @@ for step in "$@"; do
   echo "$step started $d rc=$rc $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> $L/times.txt
 done
 kill $clocks 2>/dev/null
-cp $W/*.yaml $W/*.journal $W/*.html $L/ 2>/dev/null
+find $W -maxdepth 1 -type f \( -name '*.yaml' -o -name '*.journal' -o -name '*.html' \) -newer $L/card.txt \
+  -exec cp {} $L/ \;  # this call's tables and journals, not those an earlier call left on the machine
 cat $L/card.txt $L/times.txt
 for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt) ;; *) echo "== $f"; grep -v '^\[compile\]' $f | tail -n 25;; esac; done
 tar czf $OUT/logs-$(date +%s).tgz -C $OUT logs && rm -rf $L
