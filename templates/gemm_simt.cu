@@ -310,9 +310,9 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 
 namespace tf {
 
-// One CTA's work: unit blockIdx.x, an output tile and (kSplit) one of its K splits (tile_map.h). The split
-// launch is its own kernel, tf_gemm_split, so that the plain one carries none of its state: near a register
-// cap of 128 (MIN_BLOCKS=2 at 256 threads) a split's bookkeeping made ptxas spill the large tiles.
+// One CTA's work: unit blockIdx.x, an output tile and (kSplit) one of its K splits (tile_map.h); the split
+// launch is its own kernel. At the 128-register cap of MIN_BLOCKS=2 on 256 threads, tf_gemm still spills on
+// more 128x128 points than the plain kernel before split-K did (817a6e8 has a form that does not).
 template <bool kSplit>
 __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_vectors) {
   float* const a_smem = reinterpret_cast<float*>(smem_vectors);

@@ -130,9 +130,24 @@ class LayoutsImage : public ::testing::Test {
   void SetUp() override {
     char pattern[] = "/tmp/tunefuzz-layouts-XXXXXX";
     directory_ = ::mkdtemp(pattern);
+    cache_ = KernelCache(directory_);
   }
   void TearDown() override { fs::remove_all(directory_); }
+
+  /// The candidates through the compile stage, into this test's cache.
+  std::vector<CompiledCandidate> compile(const std::vector<Candidate>& candidates,
+                                         const Config& config) const {
+    return compile_stage(candidates, config, compiler_, cache_, {TUNEFUZZ_SOURCE_DIR "/templates", 1, 0});
+  }
+  /// The image the cache holds for a candidate of the template in `source_file`.
+  std::optional<CompiledKernel> image(const Candidate& c, const std::string& source_file) const {
+    const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", source_file);
+    return cache_.load(compiler_.key({&source, c.kernel_template->defines(c.point, c.types), "sm_90"}));
+  }
+
   fs::path directory_;
+  const NvrtcCompiler compiler_;
+  KernelCache cache_{"/nonexistent"};
 };
 
 // The compile stage judges the kernel a point launches: gemm_simt's split points run tf_gemm_split, so its
@@ -143,17 +158,12 @@ TEST_F(LayoutsImage, TheCompileStageJudgesTheKernelAPointLaunches) {
                   "  - {name: gemm_simt, space: {BM: [64], BN: [128], BK: [16], SPLIT_K: [1, 4]}}\n");
   const std::vector<Candidate> candidates = space_stage(config).candidates;
   ASSERT_EQ(candidates.size(), 2u);
-  const NvrtcCompiler compiler;
-  const KernelCache cache(directory_);
-  const std::vector<CompiledCandidate> compiled =
-      compile_stage(candidates, config, compiler, cache, {TUNEFUZZ_SOURCE_DIR "/templates", 1, 0});
+  const std::vector<CompiledCandidate> compiled = compile(candidates, config);
   ASSERT_EQ(compiled.size(), 2u);
-  const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_simt.cu");
   for (const CompiledCandidate& c : compiled) {
     SCOPED_TRACE(c.candidate.id());
     ASSERT_EQ(c.status, CompileStatus::compiled) << c.message;
-    const std::optional<CompiledKernel> kernel = cache.load(compiler.key(
-        {&source, c.candidate.kernel_template->defines(c.candidate.point, c.candidate.types), "sm_90"}));
+    const std::optional<CompiledKernel> kernel = image(c.candidate, "gemm_simt.cu");
     ASSERT_TRUE(kernel);  // one image for both: SPLIT_K is the launcher's
     const std::string entry = c.candidate.point["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm";
     ASSERT_EQ(kernel->resources.count(entry), 1u);
@@ -171,18 +181,13 @@ TEST_F(LayoutsImage, HasAKernelForEachOrderOfItsMaskAloneAndTheFuzzerDrawsThoseO
       "  - {name: gemm_mma, space: {}}\n");
   const std::vector<Candidate> candidates = space_stage(config).candidates;
   ASSERT_EQ(candidates.size(), 1u);
-  const NvrtcCompiler compiler;
-  const KernelCache cache(directory_);
-  const std::vector<CompiledCandidate> compiled =
-      compile_stage(candidates, config, compiler, cache, {TUNEFUZZ_SOURCE_DIR "/templates", 1, 0});
+  const std::vector<CompiledCandidate> compiled = compile(candidates, config);
   ASSERT_EQ(compiled.size(), 1u);
   // The template lists tf_gemm_rc first, which this image lacks: the first GEMM kernel it has, tf_gemm_rr,
   // judges it.
   ASSERT_EQ(compiled[0].status, CompileStatus::compiled)
       << to_string(compiled[0].status) << ": " << compiled[0].message;
-  const KernelSource source = KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", "gemm_mma.cu");
-  const std::optional<CompiledKernel> kernel = cache.load(compiler.key(
-      {&source, candidates[0].kernel_template->defines(candidates[0].point, candidates[0].types), "sm_90"}));
+  const std::optional<CompiledKernel> kernel = image(candidates[0], "gemm_mma.cu");
   ASSERT_TRUE(kernel);
   for (const char* entry : {"tf_gemm_rr", "tf_gemm_cc"})
     EXPECT_EQ(kernel->resources.count(entry), 1u) << entry;
