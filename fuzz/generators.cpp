@@ -284,6 +284,11 @@ Gen<CaseRecord> gen_broad_case(const CaseSpace& space) {
   // conjunction only a few times in a hundred, yet it is the common problem and the only one on which a
   // launcher takes its widest paths (a TMA store of C, say), whose races then went unfuzzed.
   const Gen<bool> whole_rows = weighted_choice<bool>({{3, false}, {1, true}});
+  // Where a refusal decides (space.accepts), one case in about fourteen is a single packed row of A (M = 1)
+  // or column of B and C (N = 1): problems a launcher may run in another form (canonical_form: Cᵀ = Bᵀ·Aᵀ, or
+  // A and B read along K), which sizes rounded to the candidate's steps never reach where those steps skip 1.
+  // Listed first, so shrinks drop it.
+  const Gen<int> single = weighted_choice<int>({{12, -1}, {1, 0}, {1, 1}});
   const auto record = gen::apply(
       [s](Shape shape, int64_t lda_pad, int64_t ldb_pad, int64_t ldc_pad, Scalars ab, Distribution d,
           uint64_t seed, std::vector<int64_t> offsets, int64_t split_code, int64_t grid, size_t layout_index,
@@ -315,7 +320,7 @@ Gen<CaseRecord> gen_broad_case(const CaseSpace& space) {
       gen_shape(s), pad_a, pad_b, choice<int64_t>({0, 0, 1, 3, 8}), scalars, distribution,
       gen::inRange<uint64_t>(0, 1u << 20), offsets, splits, grid, layout, zero);
   return gen::apply(
-      [s](CaseRecord r, std::vector<int> draws, bool whole) {
+      [s](CaseRecord r, std::vector<int> draws, bool whole, int one) {
         const auto at = std::find(s.layouts.begin(), s.layouts.end(), r.layout) - s.layouts.begin();
         const bool empty = r.m == 0 || r.n == 0 || r.k == 0;
         const std::vector<Steps>& probed = empty && !s.zero_steps.empty() ? s.zero_steps : s.steps;
@@ -335,11 +340,20 @@ Gen<CaseRecord> gen_broad_case(const CaseSpace& space) {
           // K moved up to a whole 16 bytes may break the cap of a case whose M·N left one K unit: keep it.
           if (a.m * a.n > (int64_t{1} << 31) || a.m * a.n * a.k <= s.max_macs) r = a;
         }
+        if (s.accepts && one == 0 && !empty) {
+          r.m = 1;
+          if (r.layout.a == Order::col) r.lda_pad = 0;
+        }
+        if (s.accepts && one == 1 && !empty) {
+          r.n = 1;
+          r.ldc_pad = 0;
+          if (r.layout.b == Order::row) r.ldb_pad = 0;
+        }
         const int64_t k_tiles = (r.k + s.tile_k - 1) / s.tile_k;
         r.splits = r.splits == -1 ? k_tiles : r.splits == -2 ? k_tiles + 1 : r.splits;
         return r;
       },
-      record, residues, whole_rows);
+      record, residues, whole_rows, single);
 }
 
 Gen<CaseRecord> gen_case(const CaseSpace& space) {
@@ -350,6 +364,8 @@ Gen<CaseRecord> gen_case(const CaseSpace& space) {
 std::vector<std::string> case_tags(const CaseRecord& r, const CaseSpace& s) {
   std::vector<std::string> tags;
   if (r.m <= 20 && r.n <= 20) tags.push_back("tiny");
+  if (r.m == 1) tags.push_back("m_one");
+  if (r.n == 1) tags.push_back("n_one");
   if (r.m % s.tile_m) tags.push_back("m_tail");
   if (r.n % s.tile_n) tags.push_back("n_tail");
   if (r.k < s.tile_k) tags.push_back("k_lt_tile");

@@ -185,6 +185,28 @@ TEST(Generators, TwoThousandCasesHitEveryIntendedTag) {
   }
 }
 
+// Law: where the candidate's refusal accepts a single packed row of A or column of B and C that its steps
+// skip (a kernel that runs such a problem in another form, canonical_form), the fuzz budget reaches both.
+TEST(Generators, ASingleRowOrColumnIsDrawnWhereTheRefusalAcceptsItBetweenSteps) {
+  const uint64_t seed = 11;
+  for (CaseSpace space : coverage_spaces()) {
+    if (space.n_unit == 1) continue;  // unit steps reach 1 without help
+    SCOPED_TRACE(describe(space));
+    // A candidate that takes N in steps of n_unit, or N = 1 with a packed C; M = 1 in any layout.
+    space.accepts = [n_unit = space.n_unit](const CaseRecord& r) {
+      return r.n % n_unit == 0 || (r.n == 1 && r.ldc_pad == 0);
+    };
+    std::map<std::string, int> counts;
+    for (const auto& shrinkable : sample(space, 2000, seed)) {
+      const CaseRecord r = shrinkable.value();
+      ASSERT_TRUE(space.accepts(r)) << to_string(r);
+      for (const std::string& tag : case_tags(r, space)) ++counts[tag];
+    }
+    EXPECT_GT(counts["m_one"], 0);
+    EXPECT_GT(counts["n_one"], 0);
+  }
+}
+
 // Law: shrinking only ever proposes cases the candidate accepts (a shrunk case that the candidate refuses
 // would fail differently), and a record with a large M offers a shrink with a smaller M.
 TEST(Generators, EveryShrinkIsACaseTheCandidateAcceptsAndLargeMShrinks) {

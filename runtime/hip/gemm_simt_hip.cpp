@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "runtime/templates/gemm_rules.hpp"
 #include "templates/gemm_params.h"
@@ -55,7 +56,12 @@ class GemmSimtRunner final : public HipGemmRunner {
     return candidate_.kernel_template->refusal(candidate_.point, shape);
   }
 
-  void run(const HipGemm& g, hipStream_t stream) const override {
+  void run(const HipGemm& gemm, hipStream_t stream) const override {
+    // The form this point runs the GEMM in (launch_form): a matrix-vector product may run as Cᵀ = Bᵀ·Aᵀ.
+    const GemmForm form = launch_form(*candidate_.kernel_template, candidate_.point, gemm.shape);
+    HipGemm g = gemm;
+    g.shape = form.shape;
+    if (form.swapped) std::swap(g.a, g.b);
     const GemmShape& s = g.shape;
     // Fields in declaration order: operands, sizes, leading dimensions, scales, then no split-K workspace.
     TfGemmParams p{g.a, g.b, g.c, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, g.alpha, g.beta, nullptr, 0, 1};

@@ -178,6 +178,7 @@ KernelTemplate make_template(const Family& f) {
   t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
   t.geometry = [eb](const Point& p, const GemmShape& s) { return gemm_mma_geometry(p, s, {}, eb); };
   t.mutants = gemm_mma_mutant_names();
+  serve_canonical_forms(t);
   return t;
 }
 

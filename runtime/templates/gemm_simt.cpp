@@ -167,6 +167,7 @@ KernelTemplate make_template() {
   t.mutants = gemm_simt_mutant_names();
   // A point that splits K launches the split kernel (the runner's choice for more than one split).
   t.main_entry = [](const Point& p) { return std::string(p["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm"); };
+  serve_canonical_forms(t);
   return t;
 }
 

@@ -148,6 +148,7 @@ KernelTemplate make_template() {
   t.refusal = refusal;
   t.geometry = [](const Point& p, const GemmShape& s) { return gemm_skinny_geometry(p, s, {}); };
   t.mutants = gemm_skinny_mutant_names();
+  serve_canonical_forms(t);
   return t;
 }
 

@@ -219,6 +219,7 @@ KernelTemplate make_template(const Family& f) {
   // fp8: each K tile's sum stays inside the tensor core, which keeps about 14 significant bits (e8m13,
   // truncating) across the wgmma chain; the kernel adds it into fp32 after every K tile.
   if (eb == 1) t.accumulation = [](const Point& p) { return Accumulation{p["BK"], 0x1p-14}; };
+  serve_canonical_forms(t);
   return t;
 }
 

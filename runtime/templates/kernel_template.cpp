@@ -97,6 +97,75 @@ std::optional<LauncherKind> launcher_kind(const KernelTemplate& kernel_template)
   return std::nullopt;
 }
 
+namespace {
+
+int64_t round_up_16(int64_t x) {
+  return (std::max<int64_t>(x, 1) + 15) / 16 * 16;
+}
+
+Order flipped(Order o) {
+  return o == Order::row ? Order::col : Order::row;
+}
+
+/// A 1×K column-major A with lda = 1, or a K×1 row-major B with ldb = 1, relabelled in the order that reads
+/// it along K (the same bytes: the one row or column is contiguous either way).
+void read_along_k(GemmShape& s) {
+  if (s.m == 1 && s.layout.a == Order::col && s.lda == 1) {
+    s.layout.a = Order::row;
+    s.lda = round_up_16(s.k);
+  }
+  if (s.n == 1 && s.layout.b == Order::row && s.ldb == 1) {
+    s.layout.b = Order::col;
+    s.ldb = round_up_16(s.k);
+  }
+}
+
+}  // namespace
+
+GemmForm canonical_form(const GemmShape& shape) {
+  GemmForm form{shape, false};
+  GemmShape& s = form.shape;
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0) return form;  // a quick return: nothing to rewrite
+  read_along_k(s);
+  if (s.n == 1 && s.m > 1 && s.ldc == 1) {
+    // Cᵀ (1×M, row-major) = Bᵀ (1×K) · Aᵀ (K×M): a transposed operand is the same bytes in the other order.
+    GemmShape t = s;
+    t.m = s.n;
+    t.n = s.m;
+    t.layout = Layout{flipped(s.layout.b), flipped(s.layout.a)};
+    t.lda = s.ldb;
+    t.ldb = s.lda;
+    t.ldc = round_up_16(s.m);
+    t.a_alignment = s.b_alignment;
+    t.b_alignment = s.a_alignment;
+    s = t;
+    form.swapped = true;
+    read_along_k(s);
+  }
+  return form;
+}
+
+GemmForm launch_form(const KernelTemplate& kernel_template, const Point& point, const GemmShape& shape) {
+  GemmForm form = canonical_form(shape);
+  // (refusal on a canonical shape is the kernel's own: the canonical form of a canonical shape is itself)
+  if (form.shape == shape || kernel_template.refusal(point, form.shape)) return GemmForm{shape, false};
+  return form;
+}
+
+void serve_canonical_forms(KernelTemplate& t) {
+  auto own_refusal = t.refusal;
+  auto own_geometry = t.geometry;
+  t.refusal = [own_refusal](const Point& p, const GemmShape& s) -> std::optional<std::string> {
+    const GemmForm form = canonical_form(s);
+    if (form.shape != s && !own_refusal(p, form.shape)) return std::nullopt;
+    return own_refusal(p, s);
+  };
+  t.geometry = [own_refusal, own_geometry](const Point& p, const GemmShape& s) {
+    const GemmForm form = canonical_form(s);
+    return own_geometry(p, form.shape != s && !own_refusal(p, form.shape) ? form.shape : s);
+  };
+}
+
 const std::vector<const KernelTemplate*>& all_templates() {
   static const std::vector<const KernelTemplate*> templates = {
       &gemm_mma_template(),  &gemm_mma_tf32_template(), &gemm_mma_fp8_template(),

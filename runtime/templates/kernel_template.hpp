@@ -62,7 +62,28 @@ struct GemmShape {
   Layout layout;
   int64_t a_alignment = 256, b_alignment = 256,
           c_alignment = 256;  ///< bytes the base address is a multiple of
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
+
+/// A GEMM in the form a kernel runs it, and whether that form trades A for B.
+struct GemmForm {
+  GemmShape shape;
+  bool swapped =
+      false;  ///< computed as Cᵀ = Bᵀ·Aᵀ: the kernel's A is the caller's B and its B the caller's A
+};
+
+/// The same GEMM, on the same bytes, in the form the kernels serve best (identity where no rewrite applies,
+/// and for empty problems):
+/// - an operand with a single row or column whose elements are contiguous is read along K: a 1×K column-major
+///   A with lda = 1 is the row-major A of the same bytes, a K×1 row-major B with ldb = 1 the column-major B;
+/// - a matrix–vector product (N = 1 < M, ldc = 1, so C is one contiguous column) is computed as Cᵀ = Bᵀ·Aᵀ:
+///   M and N trade places, A and B trade places (each read in the other storage order, same leading
+///   dimension, base alignments with them), and C is the 1×M row it already was, so the skinny-M kernels
+///   serve it.
+/// A leading dimension of a single row or column only steps to rows that do not exist; where the rewrite
+/// chooses one it is K (or M) rounded up to 16 elements. canonical_form(canonical_form(s)) is
+/// canonical_form(s).
+GemmForm canonical_form(const GemmShape& shape);
 
 /// The shape of a config problem with packed leading dimensions (row-major: K for A, N for B; column-major:
 /// M for A, K for B; C is row-major, N).
@@ -174,6 +195,16 @@ struct Candidate {
 enum class LauncherKind { gemm_mma, gemm_simt, gemm_skinny, gemm_wgmma };
 /// The launcher of the template's source, or nullopt for a source no launcher serves.
 std::optional<LauncherKind> launcher_kind(const KernelTemplate& kernel_template);
+
+/// The form a template's point runs `shape` in: canonical_form where the point computes that form, else the
+/// shape as given. The runners launch this form and the template's refusal accepts a problem that either
+/// form serves (serve_canonical_forms), so tuning, fuzzing and the runtime all run one form per point.
+GemmForm launch_form(const KernelTemplate& kernel_template, const Point& point, const GemmShape& shape);
+
+/// Makes `t.refusal` and `t.geometry` (set to the kernel's own, on the shape the kernel runs) answer for the
+/// problem as a caller states it: refused only where both forms are, laid out as launch_form runs it. Every
+/// template's declaration ends with it.
+void serve_canonical_forms(KernelTemplate& t);
 
 /// Every template tunefuzz knows, by name.
 const std::vector<const KernelTemplate*>& all_templates();

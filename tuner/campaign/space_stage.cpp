@@ -46,17 +46,19 @@ bool searches(const TemplateSearch& search, const std::string& parameter) {
 
 SpaceStage space_stage(const Config& config) {
   SpaceStage stage;
-  // The element types the problems ask for, in first-seen order, and the storage orders each is asked in.
+  // The element types the problems ask for, in first-seen order, and the storage orders each is asked in or
+  // run in (a problem's canonical form may read A or B in the other order: canonical_form).
   std::vector<TypePair> wanted;
   std::vector<int64_t> layouts;
   for (const Problem& p : config.problems) {
     const TypePair types{p.input, p.output};
+    const int64_t bits = layout_bit(p.layout) | layout_bit(canonical_form(shape_of(p)).shape.layout);
     const auto at = std::find(wanted.begin(), wanted.end(), types);
     if (at == wanted.end()) {
       wanted.push_back(types);
-      layouts.push_back(layout_bit(p.layout));
+      layouts.push_back(bits);
     } else {
-      layouts[static_cast<size_t>(at - wanted.begin())] |= layout_bit(p.layout);
+      layouts[static_cast<size_t>(at - wanted.begin())] |= bits;
     }
   }
   for (const TemplateSearch& search : config.templates) {
