@@ -17,12 +17,15 @@ typedef tf_u16 tf_packed_t;
 typedef unsigned char tf_packed_t;
 #endif
 
+// Launched with blockDim.x threads along a dst row (one 16-byte vector each) and blockDim.y rows per CTA, so a
+// block of short rows keeps every thread busy; both directions grid-stride.
 extern "C" __global__ void tf_pack(const TfPackParams p) {
   constexpr int kChunk = 16 / TF_ELEM_BYTES;  // elements per 16-byte store
   const tf_packed_t* src = static_cast<const tf_packed_t*>(p.src);
   tf_packed_t* dst = static_cast<tf_packed_t*>(p.dst);
   const tf_i64 vectors_per_row = p.dst_cols / kChunk;
-  for (tf_i64 row = blockIdx.y; row < p.dst_rows; row += gridDim.y) {
+  for (tf_i64 row = blockIdx.y * static_cast<tf_i64>(blockDim.y) + threadIdx.y; row < p.dst_rows;
+       row += static_cast<tf_i64>(gridDim.y) * blockDim.y) {
     for (tf_i64 v = blockIdx.x * static_cast<tf_i64>(blockDim.x) + threadIdx.x; v < vectors_per_row;
          v += static_cast<tf_i64>(gridDim.x) * blockDim.x) {
       __align__(16) tf_packed_t e[kChunk];
