@@ -134,6 +134,9 @@ TEST(CanonicalForm, TheSkinnyTemplateServesAMatrixVectorProductAndAOneRowCC) {
   row.ldc = 12288;
   EXPECT_FALSE(skinny.refusal(point, row));
   EXPECT_EQ(to_string(launch_form(skinny, point, row).shape.layout), "RC");
+  EXPECT_EQ(describe_form(gemv, run), "as Cᵀ = Bᵀ·Aᵀ: 1×8192×8192 RC");
+  EXPECT_EQ(describe_form(row, launch_form(skinny, point, row)), "as 1×12288×3072 RC");
+  EXPECT_EQ(describe_form(row, GemmForm{row, false}), "");
   row.lda = 3;  // a strided row is not contiguous: no rewrite, and the point's own refusal stands
   EXPECT_TRUE(skinny.refusal(point, row));
 }

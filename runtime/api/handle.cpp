@@ -132,6 +132,8 @@ Choice Handle::choose(const Problem& problem, const Operands& operands) const {
   choice.kernel = d.candidate->id();
   if (d.row) choice.row = d.row->card + ": " + d.row->problem;
   choice.image = state_->kernels.has_image(*d.candidate) ? "embedded" : "compiled on first use";
+  const GemmShape shape = dispatch::shape_of(request);
+  choice.form = describe_form(shape, launch_form(*d.candidate->kernel_template, d.candidate->point, shape));
   return choice;
 }
 

@@ -38,6 +38,7 @@ std::string Choice::explain() const {
   } else {
     out = kernel + " (" + to_string(source) + (row.empty() ? "" : ", row " + row) + ")";
     if (!image.empty()) out += ", image " + image;
+    if (!form.empty()) out += ", runs " + form;
   }
   for (const std::string& passed : passed_over) out += "\n  passed over " + passed;
   return out;

@@ -145,6 +145,13 @@ GemmForm canonical_form(const GemmShape& shape) {
   return form;
 }
 
+std::string describe_form(const GemmShape& shape, const GemmForm& form) {
+  if (form.shape == shape) return "";
+  const GemmShape& s = form.shape;
+  return std::string(form.swapped ? "as Cᵀ = Bᵀ·Aᵀ: " : "as ") + std::to_string(s.m) + "×" +
+         std::to_string(s.n) + "×" + std::to_string(s.k) + " " + to_string(s.layout);
+}
+
 GemmForm launch_form(const KernelTemplate& kernel_template, const Point& point, const GemmShape& shape) {
   GemmForm form = canonical_form(shape);
   // (refusal on a canonical shape is the kernel's own: the canonical form of a canonical shape is itself)

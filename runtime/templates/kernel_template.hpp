@@ -196,6 +196,10 @@ enum class LauncherKind { gemm_mma, gemm_simt, gemm_skinny, gemm_wgmma };
 /// The launcher of the template's source, or nullopt for a source no launcher serves.
 std::optional<LauncherKind> launcher_kind(const KernelTemplate& kernel_template);
 
+/// What `form` does to `shape`, in words for a user ("as Cᵀ = Bᵀ·Aᵀ: 1×8192×8192 RC", "as 1×12288×3072 RC"),
+/// or "" when the kernel runs the shape as given.
+std::string describe_form(const GemmShape& shape, const GemmForm& form);
+
 /// The form a template's point runs `shape` in: canonical_form where the point computes that form, else the
 /// shape as given. The runners launch this form and the template's refusal accepts a problem that either
 /// form serves (serve_canonical_forms), so tuning, fuzzing and the runtime all run one form per point.

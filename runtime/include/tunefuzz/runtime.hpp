@@ -99,6 +99,9 @@ struct Choice {
   std::string row;     ///< the table row it came from ("card: problem"), empty otherwise
   std::string image;   ///< "embedded", "compiled on first use", or empty where no image is needed
   std::vector<std::string> passed_over;  ///< "candidate id: why it refused", in the rule's order
+  /// How the kernel runs the problem where that is another form of it ("as Cᵀ = Bᵀ·Aᵀ: 1×8192×8192 RC" for
+  /// an 8192×1×8192 RR product: docs/architecture.md, canonical forms); empty: as given.
+  std::string form;
   /// One paragraph: the kernel, the step of the rule, each candidate passed over and why.
   std::string explain() const;
 };
