@@ -22,8 +22,9 @@ namespace tunefuzz::fuzz {
 /// The version of what a candidate's cases are and how they are judged (the generators here, the oracle, the
 /// case runner): part of a stored fuzz verdict's key (tuner/campaign/verdict_keys.hpp). Raise it with any
 /// change that could turn a pass into a failure, so stored verdicts are fuzzed again.
-// 2: one case in four aligned throughout (df2d7cc); 3: huge cases of exact distributions judged exactly (f02e59e)
-inline constexpr int kCaseGeneratorVersion = 3;
+// 2: one case in four aligned throughout (df2d7cc); 3: huge cases of exact distributions judged exactly
+// (f02e59e); 4: single packed rows and columns drawn where a refusal decides (ce8e14d)
+inline constexpr int kCaseGeneratorVersion = 4;
 
 /// What the candidate under test accepts and where its edges are.
 struct CaseSpace {

@@ -196,6 +196,12 @@ enum class LauncherKind { gemm_mma, gemm_simt, gemm_skinny, gemm_wgmma };
 /// The launcher of the template's source, or nullopt for a source no launcher serves.
 std::optional<LauncherKind> launcher_kind(const KernelTemplate& kernel_template);
 
+/// The version of what the launchers launch for a candidate beyond its image (the form a problem runs in, the
+/// packing and reduce passes, their grids): part of every stored verdict's key (tuner/campaign/verdict_keys),
+/// so raise it with any such change and campaigns fuzz and time the candidates again.
+// 1: canonical forms (ce8e14d) and packing with several rows per CTA (27fd877)
+inline constexpr int kLaunchVersion = 1;
+
 /// What `form` does to `shape`, in words for a user ("as Cᵀ = Bᵀ·Aᵀ: 1×8192×8192 RC", "as 1×12288×3072 RC"),
 /// or "" when the kernel runs the shape as given.
 std::string describe_form(const GemmShape& shape, const GemmForm& form);
