@@ -25,7 +25,8 @@ constexpr size_t kBatch = 3;              // later rounds: screens per round
 constexpr double kScreenShare = 0.25;     // screens stop at this share of the candidates ...
 constexpr size_t kScreenFloor = 2;        // ... or this many, if more
 constexpr double kSiblingWindow = 0.35;   // then the groups of screens this close to the fastest, whole ...
-constexpr double kSiblingShare = 0.1;     // ... up to this share of the candidates more
+constexpr double kSiblingShare = 0.1;     // ... up to this share of the candidates more ...
+constexpr size_t kSiblingLeast = 1;       // ... or at least this many
 constexpr double kLeastError = 0.05;      // the model is never trusted closer than this
 constexpr double kFinalWindow = 0.03;     // screens this close to the fastest are timed in full ...
 constexpr size_t kMostFinalists = 2;      // ... at most this many, ...
@@ -177,7 +178,8 @@ class ModelGuided : public SearchStrategy {
     const std::vector<std::string> ranked = by_screen(state);
     if (ranked.empty()) return std::nullopt;
     const double best = state.screens.at(ranked.front());
-    const auto budget = static_cast<size_t>(kSiblingShare * static_cast<double>(state.candidates.size()));
+    const auto budget = std::max<size_t>(
+        kSiblingLeast, static_cast<size_t>(kSiblingShare * static_cast<double>(state.candidates.size())));
     // The close groups in order of their best screen, and each one's unscreened members.
     std::vector<std::vector<std::string>> members;
     std::set<std::string> groups;
