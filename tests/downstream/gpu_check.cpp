@@ -1,6 +1,7 @@
 // The runtime on a GPU, as a downstream program sees it (built against the installed package by
 // scripts/runtime_gpu_check.sh; it needs a GPU and never runs in CI). It prints a YAML report:
-//   correctness   >= 100 random problems over every element-type pair, layout and odd or aligned shape, each
+//   correctness   >= 100 random problems over every element-type pair, layout and odd or aligned shape (and
+//                 single rows and columns), each
 //                 through the runtime and through cuBLAS (fp8: cuBLASLt is not called here, the reference
 //                 alone judges), against the exact result rounded once to C's type: operands are small
 //                 integers and alpha, beta powers of two, so fp32 accumulation is exact and the oracle's
@@ -80,7 +81,11 @@ Case make_case(std::mt19937_64& rng, int index) {
   const auto size = [&](int most) { return aligned ? 64 * (1 + static_cast<int>(rng() % (most / 64))) : 1 + static_cast<int>(rng() % most); };
   p.m = size(512), p.n = size(512), p.k = fp8_out ? 16 * (1 + static_cast<int>(rng() % 2)) : size(512);
   if (fp8) p.k = (p.k + 15) / 16 * 16, p.n = (p.n + 15) / 16 * 16;  // fp8 rows are whole 16-byte units
-  const int pad = static_cast<int>(rng() % 3) * 8;
+  // Two cases in ten (not fp8) are a matrix-vector product (N = 1) or a single row of A (M = 1), packed: the
+  // problems a kernel may run in another form (C^T = B^T A^T, or A read along K: docs/architecture.md).
+  const bool single = !fp8 && (index % 10 == 5 || index % 10 == 7);
+  if (single) (index % 10 == 5 ? p.n : p.m) = 1;
+  const int pad = single ? 0 : static_cast<int>(rng() % 3) * 8;
   p.lda = (p.a_order == rt::Order::row ? p.k : p.m) + pad;
   p.ldb = (p.b_order == rt::Order::row ? p.n : p.k) + pad;
   p.ldc = p.n + pad;
