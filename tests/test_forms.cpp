@@ -16,6 +16,7 @@
 #include "runtime/templates/kernel_template.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/config/config.hpp"
+#include "tuner/strategy/cost_model.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -155,6 +156,22 @@ TEST(CanonicalForm, APointThatRefusesTheRewriteRunsTheProblemAsStated) {
   const GemmForm run = launch_form(simt, point, gemv);
   EXPECT_TRUE(run.shape == gemv);
   EXPECT_FALSE(run.swapped);
+}
+
+TEST(CanonicalForm, TheCostModelRanksTheFormACandidateRuns) {
+  // gemm_skinny runs 8192×1×8192 as 1×8192×8192: the model counts that form's tiles, not 1024 tiles of 8
+  // rows.
+  const KernelTemplate& skinny = gemm_skinny_template();
+  const SearchCandidate c{Candidate{&skinny, skinny.default_point(), {}}, "skinny", 0};
+  GemmShape gemv;
+  gemv.m = 8192, gemv.n = 1, gemv.k = 8192, gemv.lda = 8192, gemv.ldb = 1, gemv.ldc = 1;
+  const GemmShape run = launch_form(skinny, c.candidate.point, gemv).shape;
+  ASSERT_EQ(run.m, 1);
+  const GpuLimits limits = load_config(TUNEFUZZ_SOURCE_DIR "/configs/h200.yaml").gpu.limits;
+  EXPECT_DOUBLE_EQ(estimate_cost(c, gemv, limits).total_ms(), estimate_cost(c, run, limits).total_ms());
+  GemmShape rows = gemv;  // the same sizes without the rewrite (C's column strided) cost more
+  rows.ldc = 8;
+  EXPECT_GT(estimate_cost(c, rows, limits).total_ms(), estimate_cost(c, gemv, limits).total_ms());
 }
 
 TEST(CanonicalForm, TheSpaceCompilesTheOrderAProblemRunsIn) {

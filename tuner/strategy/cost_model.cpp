@@ -57,9 +57,12 @@ int64_t resident_blocks(const SearchCandidate& candidate, const GpuLimits& limit
   return std::max<int64_t>(1, occupancy(threads, registers, t.shared_memory_bytes(c.point), limits).blocks_per_sm);
 }
 
-CostEstimate estimate_cost(const SearchCandidate& candidate, const GemmShape& shape, const GpuLimits& limits) {
+CostEstimate estimate_cost(const SearchCandidate& candidate, const GemmShape& problem,
+                           const GpuLimits& limits) {
   const Candidate& c = candidate.candidate;
   const KernelTemplate& t = *c.kernel_template;
+  // The tiles of the form the candidate runs (an N = 1 product runs as a 1×M one: launch_form).
+  const GemmShape shape = launch_form(t, c.point, problem).shape;
   const int64_t bm = c.point["BM"], bn = c.point["BN"], bk = c.point["BK"];
   const int64_t k_tiles = std::max<int64_t>(1, ceil_div(shape.k, bk));
   const int64_t splits = std::clamp<int64_t>(parameter_or(c, "SPLIT_K", 1), 1, k_tiles);

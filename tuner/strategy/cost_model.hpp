@@ -22,6 +22,8 @@ struct CostEstimate {
 /// shared memory and a guess of its registers (its accumulators plus addresses).
 int64_t resident_blocks(const SearchCandidate& candidate, const GpuLimits& limits);
 
-CostEstimate estimate_cost(const SearchCandidate& candidate, const GemmShape& shape, const GpuLimits& limits);
+/// The cost of `problem` in the form the candidate runs it (launch_form: an N = 1 product as a 1×M one).
+CostEstimate estimate_cost(const SearchCandidate& candidate, const GemmShape& problem,
+                           const GpuLimits& limits);
 
 }  // namespace tunefuzz
