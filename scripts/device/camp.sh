@@ -1,7 +1,8 @@
 #!/bin/bash
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
 # Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
-#   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS) |
+#   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS; details page and
+#   the warp-stall breakdown) |
 #   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
@@ -66,7 +67,11 @@ for step in "$@"; do
                 cmake --build /tmp/ds-profile -j 16 --target profile_rows; }; } > $L/profile-build-$n.txt 2>&1
             LD_LIBRARY_PATH=$P/lib:$C/lib timeout $(( left - 5 )) /usr/local/cuda/bin/ncu --profile-from-start off \
               --set full -f -o /tmp/profile-$n /tmp/ds-profile/profile_rows $table ${names//,/ } > $L/profile-$n.txt 2>&1
-            /usr/local/cuda/bin/ncu --import /tmp/profile-$n.ncu-rep --page details --csv > $L/profile-$n-details.csv 2>&1 ;;
+            /usr/local/cuda/bin/ncu --import /tmp/profile-$n.ncu-rep --page details --csv > $L/profile-$n-details.csv 2>&1
+            # the warp-state breakdown (every stall reason's share) the details page names only the top of
+            /usr/local/cuda/bin/ncu --import /tmp/profile-$n.ncu-rep --page raw --csv \
+              --metrics 'regex:smsp__average_warp(s_issue_stalled|_latency_issue_stalled)_.*_per_issue_active\.ratio$' \
+              2>&1 | gzip > $L/profile-$n-stalls.csv.gz ;;
     sass:*) IFS=: read -r _ cfg label <<< "$step"; label=${label:-shipped}  # every image of CONFIG, disassembled
             # (SASS_TPL=DIR compiles another template tree); read here with scripts/sass_mix.py
             TUNEFUZZ_CACHE_DIR=/tmp/sass-$label TUNEFUZZ_TEMPLATE_DIR=${SASS_TPL:-/tmp/tpl} timeout $left $C/bin/tune compile $cfg > $L/sass-$label-compile.txt 2>&1 &&
