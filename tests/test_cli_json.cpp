@@ -170,6 +170,22 @@ TEST(CliShow, ARowWithoutABaselineShowsNoRatio) {
   EXPECT_NE(shown.find("(baseline refused)"), std::string::npos) << shown;
 }
 
+// A winner that runs its problem in another form says so (the probe's 8192×1×8192 product runs on gemm_skinny
+// as a 1×8192×8192 one); a row run as stated prints no form.
+TEST(CliShow, AWinnerRunInAnotherFormSaysWhichForm) {
+  const Outcome text = run(kBin + "tune show " TUNEFUZZ_SOURCE_DIR "/results/probe-h200.yaml");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  std::istringstream lines(text.out);
+  std::string line, vector_row, square_row;
+  while (std::getline(lines, line)) {
+    if (line.rfind("  p_n1_8192x8192 ", 0) == 0) vector_row = line;
+    if (line.rfind("  p_cr_3001x1999x777 ", 0) == 0) square_row = line;
+  }
+  EXPECT_NE(vector_row.find("[as Cᵀ = Bᵀ·Aᵀ: 1×8192×8192 RC]"), std::string::npos) << text.out;
+  ASSERT_FALSE(square_row.empty()) << text.out;
+  EXPECT_EQ(square_row.find("[as"), std::string::npos) << square_row;
+}
+
 TEST(CliExitCodes, AsDocumented) {
   EXPECT_EQ(run(kBin + "tune").exit_code, 2);                         // no subcommand
   EXPECT_EQ(run(kBin + "tune show /nonexistent.yaml").exit_code, 1);  // io

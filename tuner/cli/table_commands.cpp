@@ -47,14 +47,18 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-std::string config_text(const TableWinner& w) {
+/// The winner's template and its parameters off their defaults, and the form it runs the problem in where
+/// that is another (`[as Cᵀ = Bᵀ·Aᵀ: 1×8192×8192 RC]`: canonical_form).
+std::string config_text(const TableWinner& w, const Problem& problem) {
   std::string out;
   const Candidate c = parse_candidate_id(w.id);
   for (const auto& [name, value] : c.point.values()) {
     if (c.kernel_template->parameter(name)->default_value == value && name != "BM" && name != "BN") continue;
     out += (out.empty() ? "" : " ") + name + "=" + std::to_string(value);
   }
-  return w.template_name + " " + out;
+  const GemmShape shape = shape_of(problem);
+  const std::string form = describe_form(shape, launch_form(*c.kernel_template, c.point, shape));
+  return w.template_name + " " + out + (form.empty() ? "" : " [" + form + "]");
 }
 
 }  // namespace
@@ -82,11 +86,11 @@ int show(const std::vector<std::string>& files, bool json) {
       if (row.winner && row.ratio_vs_baseline > 0)
         std::printf("  %-24s %-17s %-16s %-6s %9.1f %9.1f %6.2fx  %s\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), row.winner->tflops, row.baseline_tflops,
-                    row.ratio_vs_baseline, printable(config_text(*row.winner)).c_str());
+                    row.ratio_vs_baseline, printable(config_text(*row.winner, p)).c_str());
       else if (row.winner)  // no baseline to compare with (the vendor library refused the problem, say)
         std::printf("  %-24s %-17s %-16s %-6s %9.1f %9s %7s  %s (baseline %s)\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), row.winner->tflops, "-", "-",
-                    printable(config_text(*row.winner)).c_str(), printable(row.baseline_status).c_str());
+                    printable(config_text(*row.winner, p)).c_str(), printable(row.baseline_status).c_str());
       else
         std::printf("  %-24s %-17s %-16s %-6s %9s %9.1f %7s  %s\n", name.c_str(), shape.c_str(),
                     types.c_str(), layout.c_str(), "-", row.baseline_tflops, "-", "(no candidate)");
