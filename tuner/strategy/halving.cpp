@@ -1,9 +1,9 @@
-// Successive halving: every candidate is screened with one launch, then only the fastest quarter goes on to a
-// rung of twice the launches (four times until 6af4d17; the decision is made by the full timings at the
-// end, which the wider last rung below spends more on) (with whatever screened close to the fastest), and so
-// on, until no cut drops anything (at most `kLastRung` left, or all within the screens' noise); those are
-// verified and timed in full, and the close ones re-timed in turns as the exhaustive strategy does. It spends
-// fewer launches than exhaustive on large spaces, but still looks at every candidate once.
+// Successive halving: every candidate is screened with one launch; the fastest quarter, and whatever screened
+// close to the fastest, goes on to a rung of twice the launches (four times before cc0b164: the decision is
+// made by the full timings at the end, which the wider last rung spends more on); and so on, until a cut
+// would drop nothing (at most `kLastRung` left, or all within the screens' noise). Those are verified and
+// timed in full, and the close ones re-timed in turns as the exhaustive strategy does. It spends fewer
+// launches than exhaustive, but still looks at every candidate once.
 #include <algorithm>
 
 #include "tuner/strategy/strategies.hpp"
