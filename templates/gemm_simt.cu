@@ -1,11 +1,15 @@
-// GEMM on CUDA cores (no tensor cores): C = alpha·A·B + beta·C with A (M×K), B (K×N) and C in fp32,
-// row-major, accumulated with fp32 fused multiply-adds. One CTA computes a BM×BN tile with (BM/TM)·(BN/TN)
-// threads, each owning TM×TN outputs. A (BM, BK) and B (BK, BN) tiles are loaded VEC floats at a time into
-// registers, then stored into a STAGES-deep ring in shared memory: A transposed, (BK, BM), so that at each k
-// a thread reads its TM values of A as float4 vectors, as it reads its TN values of B. Every M, N, K ≥ 1 is
-// handled (K = 0 by tf_scale_c, scale_c.h); VEC must divide K, N, lda and ldb, unless the launcher packs A and B
-// into zero-padded 16-byte rows first (PACK=1, CUDA only: tf_pack from pack.h, which this module exports on
-// CUDA), which is also how column-major operands are served: tf_pack_transposed copies them as row-major.
+// GEMM on CUDA cores (no tensor cores): C = alpha·A·B + beta·C, accumulated with fp32 fused multiply-adds.
+// A and B in fp32, or (CUDA only) fp16 or bf16 converted to fp32 as they are staged; C in fp32, or (CUDA only)
+// fp16 or bf16. One CTA computes a BM×BN tile with (BM/TM)·(BN/TN) threads, each owning TM×TN outputs.
+// A (BM, BK) and B (BK, BN) tiles are loaded VEC elements at a time into registers, then stored as fp32 into
+// a STAGES-deep ring in shared memory: A transposed, (BK, BM), so that at each k a thread reads its TM values
+// of A as float4 vectors, as it reads its TN values of B. A and B are read in their stored order, row- or
+// column-major (TfGemmParams' flags, a run-time argument: one kernel serves every order), the vectors running
+// along the stored rows, and put in the stages' order on the way from registers to shared memory. Every
+// M, N, K ≥ 1 is handled (K = 0 by tf_scale_c, scale_c.h); VEC must divide the stored row lengths and leading
+// dimensions of A and B, unless the launcher packs them into zero-padded 16-byte rows first (PACK=1, CUDA only:
+// tf_pack from pack.h, which this module exports on CUDA). The kernel is small and walks no TMA ring, so a
+// problem of a few tiles pays one short launch: the tensor-core templates' candidates for tiny shapes.
 // K may be split over p.splits CTAs per output tile (SPLIT_K, the launcher's: units = tiles × splits, one CTA
 // each, those of one split adjacent): each split writes its unscaled fp32 partial to the workspace and
 // tf_reduce adds them in split order (split_k.h), so the result does not depend on which split ran first.
@@ -42,7 +46,7 @@
 #define STAGES 2  // shared-memory stages: one is read while the next tile, staged in registers, is written
 #endif
 #ifndef VEC
-#define VEC 4  // floats per global load along K of A and N of B; must divide K, N, lda, ldb
+#define VEC 4  // elements per global load along the stored rows of A and B (at most 16 bytes)
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 2  // CTAs per SM the register allocation must leave room for (CUDA only; 1 = no cap)
@@ -51,10 +55,10 @@
 #define GROUP_M 8  // CTA raster swizzle: tile rows walked together so concurrent CTAs share L2 lines
 #endif
 #ifndef TF_INPUT
-#define TF_INPUT TF_TYPE_FP32  // element type of A and B (fp32 only)
+#define TF_INPUT TF_TYPE_FP32  // element type of A and B: fp32, or fp16 or bf16 (CUDA)
 #endif
 #ifndef TF_OUTPUT
-#define TF_OUTPUT TF_TYPE_FP32  // element type of C (fp32 only)
+#define TF_OUTPUT TF_TYPE_FP32  // element type of C: fp32, or fp16 or bf16 (CUDA)
 #endif
 #ifndef TF_MUTANT
 #define TF_MUTANT 0  // an injected bug (TF_MUTANT_* below) to prove the fuzzer catches it; 0 = none
@@ -70,6 +74,8 @@
 #define TF_MUTANT_NO_K_GUARD 7          // loads along K are not bounds-checked: a partial K tile reads past K
 #define TF_MUTANT_SPLIT_DROPS_REMAINDER 8  // every split gets k_tiles / splits tiles: the remainder is lost
 #define TF_MUTANT_PARTIAL_SCALED 9      // a split's partial is stored with alpha applied (the reduce applies it again)
+#define TF_MUTANT_COL_GUARD_STORED 10   // a column-major A is bounds-checked by its stored (k, m) against (M, K)
+#define TF_MUTANT_COL_B_STEP 11         // a column-major B's vector is stored along N, not down K
 
 // ---- Derived values and what the tunables must satisfy ----
 namespace tf {
@@ -80,7 +86,10 @@ constexpr int kThreads = kThreadsM * kThreadsN;
 // loading different columns of A land in different banks (for BK/VEC <= 2; two-way conflicts above).
 constexpr int kAPad = 4;
 constexpr int kARow = BM + kAPad;  // floats per row of A in shared memory: (BK, BM + kAPad) per stage
-constexpr int kBRow = BN;          // floats per row of B in shared memory: (BK, BN) per stage
+// The same padding for B: a column-major B goes in transposed, and rows BN + 4 floats apart put the stores
+// of threads loading neighbouring k of one column in different banks.
+constexpr int kBPad = 4;
+constexpr int kBRow = BN + kBPad;  // floats per row of B in shared memory: (BK, BN + kBPad) per stage
 constexpr int kAStage = BK * kARow;
 constexpr int kBStage = BK * kBRow;
 constexpr int kSmemBytes = STAGES * (kAStage + kBStage) * 4;
@@ -90,17 +99,29 @@ constexpr int kALoadsPerThread = (kAVectors + kThreads - 1) / kThreads;
 constexpr int kBLoadsPerThread = (kBVectors + kThreads - 1) / kThreads;
 }  // namespace tf
 
-static_assert(TF_INPUT == TF_TYPE_FP32 && TF_OUTPUT == TF_TYPE_FP32,
-              "gemm_simt computes fp32 inputs and output only");
+#if defined(__HIPCC_RTC__) && (TF_INPUT != TF_TYPE_FP32 || TF_OUTPUT != TF_TYPE_FP32)
+#error "gemm_simt computes fp32 inputs and output on HIP (its 16-bit conversions are PTX)"
+#endif
+static_assert(TF_INPUT == TF_TYPE_FP32 || TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16,
+              "gemm_simt computes fp32, fp16 or bf16 inputs");
+static_assert(TF_OUTPUT == TF_TYPE_FP32 || TF_OUTPUT == TF_TYPE_FP16 || TF_OUTPUT == TF_TYPE_BF16,
+              "gemm_simt writes an fp32, fp16 or bf16 C");
 static_assert(BM % TM == 0 && BN % TN == 0, "the thread tile TMxTN must divide the CTA tile BMxBN");
 static_assert(TM % 4 == 0 && TN % 4 == 0,
               "TM and TN must be multiples of 4 (thread tiles are read as float4 vectors)");
 static_assert(tf::kThreads <= 1024, "more than 1024 threads per CTA: (BM/TM)*(BN/TN) > 1024");
 static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage read while the next is written)");
-static_assert(VEC == 1 || VEC == 2 || VEC == 4, "VEC must be 1, 2 or 4 floats");
-static_assert(BK % VEC == 0, "VEC must divide BK (a load along K stays within one row of the A tile)");
+static_assert((VEC == 1 || VEC == 2 || VEC == 4 || VEC == 8) && VEC * (TF_INPUT == TF_TYPE_FP32 ? 4 : 2) <= 16,
+              "VEC must be 1, 2, 4 or 8 elements, at most 16 bytes");
+static_assert(BK % VEC == 0 && BM % VEC == 0 && BN % VEC == 0,
+              "VEC must divide BK, BM and BN (a load stays within one stored row of a tile)");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
+
+#if !defined(__HIPCC_RTC__)
+#include "input_types.h"   // A's and B's 16-bit elements to fp32 (PTX conversions: CUDA only)
+#include "output_types.h"  // C's loads and stores in fp16 or bf16 (likewise)
+#endif
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -136,10 +157,22 @@ __device__ __forceinline__ void store4(float* p, float x, float y, float z, floa
   *reinterpret_cast<float4*>(p) = v;
 }
 
-// ---- Vectors of VEC floats: one global load, one register group ----
+// ---- Vectors of VEC elements: one global load, converted to a register group of VEC floats ----
 struct Vec {
   float v[VEC];
 };
+
+#if TF_INPUT == TF_TYPE_FP32
+typedef float in_t;
+#else
+typedef tf_u16 in_t;
+
+// Two 16-bit elements of one 32-bit word, the first in the low half (the lower address).
+__device__ __forceinline__ void word_to_floats(tf_u32 w, float* r) {
+  r[0] = tf_in_to_float(w & 0xffffu);
+  r[1] = tf_in_to_float(w >> 16);
+}
+#endif
 
 __device__ __forceinline__ Vec zero_vec() {
   Vec r;
@@ -148,8 +181,9 @@ __device__ __forceinline__ Vec zero_vec() {
   return r;
 }
 
-__device__ __forceinline__ Vec load_vec(const float* p) {
+__device__ __forceinline__ Vec load_vec(const in_t* p) {
   Vec r;
+#if TF_INPUT == TF_TYPE_FP32
 #if VEC == 4
   load4_to(r.v, p);
 #elif VEC == 2
@@ -159,6 +193,23 @@ __device__ __forceinline__ Vec load_vec(const float* p) {
 #else
   r.v[0] = *p;
 #endif
+#else  // 16-bit elements: VEC/2 32-bit words (or one half word)
+#if VEC == 8
+  const uint4 x = *reinterpret_cast<const uint4*>(p);
+  word_to_floats(x.x, r.v);
+  word_to_floats(x.y, r.v + 2);
+  word_to_floats(x.z, r.v + 4);
+  word_to_floats(x.w, r.v + 6);
+#elif VEC == 4
+  const uint2 x = *reinterpret_cast<const uint2*>(p);
+  word_to_floats(x.x, r.v);
+  word_to_floats(x.y, r.v + 2);
+#elif VEC == 2
+  word_to_floats(*reinterpret_cast<const tf_u32*>(p), r.v);
+#else
+  r.v[0] = tf_in_to_float(*p);
+#endif
+#endif
   return r;
 }
 
@@ -167,66 +218,95 @@ struct TileCoords {
 };
 
 // ---- Global → registers → shared memory ----
-// A tile (BM, BK) at K offset k0: vector v covers row v / (BK/VEC), columns (v % (BK/VEC))·VEC. B tile
-// (BK, BN): vector v covers row v / (BN/VEC), columns (v % (BN/VEC))·VEC. Since VEC divides K and N, a vector
-// is either wholly inside the matrix or wholly outside (zero). Loads of the next tile are issued before the
-// current one is computed on and stored after, so their latency hides behind the arithmetic.
+// A tile (BM, BK) at K offset k0, row-major A: vector v covers tile row v / (BK/VEC), columns
+// (v % (BK/VEC))·VEC; column-major A: k = v / (BM/VEC), rows (v % (BM/VEC))·VEC. B tile (BK, BN), row-major
+// B: k = v / (BN/VEC), columns (v % (BN/VEC))·VEC; column-major B: column v / (BK/VEC), k (v % (BK/VEC))·VEC.
+// Consecutive threads read consecutive vectors of a stored row. Since VEC divides the stored row lengths, a
+// vector is either wholly inside the matrix or wholly outside (zero); packed copies (PACK=1) are padded to
+// whole vectors with zeros. Loads of the next tile are issued before the current one is computed on and stored
+// after, so their latency hides behind the arithmetic.
 struct Staged {
   Vec a[kALoadsPerThread];
   Vec b[kBLoadsPerThread];
 };
 
+// (row, k) of the first element of A's vector v in the tile, and whether it is on this thread's list.
+struct VecAt {
+  int row, col;
+};
+__device__ __forceinline__ VecAt a_vector(int v, bool column_major) {
+  return column_major ? VecAt{(v % (BM / VEC)) * VEC, v / (BM / VEC)} : VecAt{v / (BK / VEC), (v % (BK / VEC)) * VEC};
+}
+// (k, column) of the first element of B's vector v in the tile.
+__device__ __forceinline__ VecAt b_vector(int v, bool column_major) {
+  return column_major ? VecAt{(v % (BK / VEC)) * VEC, v / (BK / VEC)} : VecAt{v / (BN / VEC), (v % (BN / VEC)) * VEC};
+}
+
 __device__ __forceinline__ void fetch(Staged& s, const TfGemmParams& p, TileCoords t, tf_i64 k0) {
-  const float* a = static_cast<const float*>(p.a);
-  const float* b = static_cast<const float*>(p.b);
+  const in_t* a = static_cast<const in_t*>(p.a);
+  const in_t* b = static_cast<const in_t*>(p.b);
+  const bool a_col = p.a_column_major != 0, b_col = p.b_column_major != 0;
 #pragma unroll
   for (int i = 0; i < kALoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
-    const tf_i64 row = t.m0 + v / (BK / VEC), col = k0 + (v % (BK / VEC)) * VEC;
+    const VecAt at = a_vector(v, a_col);
+    const tf_i64 row = t.m0 + at.row, col = k0 + at.col;
 #if TF_MUTANT == TF_MUTANT_NO_K_GUARD
     const bool inside = row < p.m;
+#elif TF_MUTANT == TF_MUTANT_COL_GUARD_STORED
+    const bool inside = a_col ? col < p.m && row < p.k : row < p.m && col < p.k;
 #else
     const bool inside = row < p.m && col < p.k;
 #endif
     const bool mine = kAVectors % kThreads == 0 || v < kAVectors;
-    s.a[i] = mine && inside ? load_vec(a + element_offset(row, p.lda, col)) : zero_vec();
+    const tf_i64 offset = a_col ? element_offset(col, p.lda, row) : element_offset(row, p.lda, col);
+    s.a[i] = mine && inside ? load_vec(a + offset) : zero_vec();
   }
 #pragma unroll
   for (int i = 0; i < kBLoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
-    const tf_i64 row = k0 + v / (BN / VEC), col = t.n0 + (v % (BN / VEC)) * VEC;
+    const VecAt at = b_vector(v, b_col);
+    const tf_i64 row = k0 + at.row, col = t.n0 + at.col;
 #if TF_MUTANT == TF_MUTANT_NO_K_GUARD
     const bool inside = col < p.n;
 #else
     const bool inside = row < p.k && col < p.n;
 #endif
     const bool mine = kBVectors % kThreads == 0 || v < kBVectors;
-    s.b[i] = mine && inside ? load_vec(b + element_offset(row, p.ldb, col)) : zero_vec();
+    const tf_i64 offset = b_col ? element_offset(col, p.ldb, row) : element_offset(row, p.ldb, col);
+    s.b[i] = mine && inside ? load_vec(b + offset) : zero_vec();
   }
 }
 
-// A goes in transposed, element by element: a_stage[k][m]. B goes in as it came: b_stage[k][n].
-__device__ __forceinline__ void store(const Staged& s, float* a_stage, float* b_stage) {
+// A goes in transposed, a_stage[k][m]: a row-major A element by element, a column-major A as it came (a
+// vector along M). B goes in as b_stage[k][n]: a row-major B as it came, a column-major B element by element.
+__device__ __forceinline__ void store(const Staged& s, const TfGemmParams& p, float* a_stage, float* b_stage) {
+  const bool a_col = p.a_column_major != 0, b_col = p.b_column_major != 0;
 #pragma unroll
   for (int i = 0; i < kALoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
     if (kAVectors % kThreads == 0 || v < kAVectors) {
-      const int row = v / (BK / VEC), col = (v % (BK / VEC)) * VEC;
+      const VecAt at = a_vector(v, a_col);
+      const int step = a_col ? 1 : kARow;  // from one element of the vector to the next
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) a_stage[(col + e) * kARow + row] = s.a[i].v[e];
+      for (int e = 0; e < VEC; ++e) a_stage[at.col * kARow + at.row + e * step] = s.a[i].v[e];
     }
   }
 #pragma unroll
   for (int i = 0; i < kBLoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
     if (kBVectors % kThreads == 0 || v < kBVectors) {
-      float* dst = b_stage + (v / (BN / VEC)) * kBRow + (v % (BN / VEC)) * VEC;
+      const VecAt at = b_vector(v, b_col);
+      float* dst = b_stage + at.row * kBRow + at.col;
 #if VEC == 4
-      store4(dst, s.b[i].v[0], s.b[i].v[1], s.b[i].v[2], s.b[i].v[3]);
-#else
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) dst[e] = s.b[i].v[e];
+      if (!b_col) {
+        store4(dst, s.b[i].v[0], s.b[i].v[1], s.b[i].v[2], s.b[i].v[3]);
+        continue;
+      }
 #endif
+      const int step = b_col && TF_MUTANT != TF_MUTANT_COL_B_STEP ? kBRow : 1;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) dst[e * step] = s.b[i].v[e];
     }
   }
 }
@@ -264,12 +344,18 @@ __device__ __forceinline__ void store_quad(const TfGemmParams& p, tf_i64 row, tf
   const tf_i64 m_limit = p.m, n_limit = p.n;
 #endif
   if (row >= m_limit || col >= n_limit) return;
-  float* c = static_cast<float*>(p.c) + element_offset(row, p.ldc, col);
 #if TF_MUTANT == TF_MUTANT_BETA0_READS_C
   const bool read_c = true;
 #else
   const bool read_c = p.beta != 0.0f;
 #endif
+#if TF_OUTPUT != TF_TYPE_FP32
+  unsigned char* const out = static_cast<unsigned char*>(p.c) + element_offset(row, p.ldc, col) * TF_OUT_BYTES;
+  tf_epilogue_pair(out, p.alpha, p.beta, v[0], v[1], col + 1 < n_limit, read_c);
+  if (col + 2 < n_limit)
+    tf_epilogue_pair(out + 2 * TF_OUT_BYTES, p.alpha, p.beta, v[2], v[3], col + 3 < n_limit, read_c);
+#else
+  float* c = static_cast<float*>(p.c) + element_offset(row, p.ldc, col);
   if (col + 3 < n_limit && reinterpret_cast<tf_u64>(c) % 16 == 0) {
     float4 old;
     old.x = old.y = old.z = old.w = 0.f;
@@ -281,6 +367,7 @@ __device__ __forceinline__ void store_quad(const TfGemmParams& p, tf_i64 row, tf
     for (int e = 0; e < 4; ++e)
       if (col + e < n_limit) c[e] = p.alpha * v[e] + (read_c ? p.beta * c[e] : 0.f);
   }
+#endif
 }
 
 // Split-K: 4 adjacent columns of one split's unscaled partial, as a float4 (col is a multiple of 4, ldw too,
@@ -300,10 +387,16 @@ __device__ __forceinline__ void store_partial_quad(const TfGemmParams& p, tf_i64
 
 // tf_reduce's store: C = alpha·sum + beta·C on columns col and col + 1 of `row`, those below N.
 __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf_i64 col, float v0, float v1) {
-  float* c = static_cast<float*>(p.c) + element_offset(row, p.ldc, col);
   const bool read_c = p.beta != 0.0f;
-  if (col < p.n) c[0] = p.alpha * v0 + (read_c ? p.beta * c[0] : 0.f);
+  if (col >= p.n) return;
+#if TF_OUTPUT != TF_TYPE_FP32
+  tf_epilogue_pair(static_cast<unsigned char*>(p.c) + element_offset(row, p.ldc, col) * TF_OUT_BYTES, p.alpha, p.beta,
+                   v0, v1, col + 1 < p.n, read_c);
+#else
+  float* c = static_cast<float*>(p.c) + element_offset(row, p.ldc, col);
+  c[0] = p.alpha * v0 + (read_c ? p.beta * c[0] : 0.f);
   if (col + 1 < p.n) c[1] = p.alpha * v1 + (read_c ? p.beta * c[1] : 0.f);
+#endif
 }
 
 }  // namespace tf
@@ -356,7 +449,7 @@ __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_ve
     if (kt < k_end) {
       const int stage = static_cast<int>(kt % STAGES);
       fetch(staged, p, t, kt * BK);
-      store(staged, a_smem + stage * kAStage, b_smem + stage * kBStage);
+      store(staged, p, a_smem + stage * kAStage, b_smem + stage * kBStage);
     }
   }
   for (tf_i64 kt = range.begin; kt < k_end; ++kt) {
@@ -371,7 +464,7 @@ __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_ve
     if (next < k_end) {
       const int s_next = static_cast<int>(next % STAGES);
       tf_perturb(2, static_cast<tf_u32>(kt));  // a late writer of the next stage
-      store(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
+      store(staged, p, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
     }
   }
 
@@ -415,6 +508,6 @@ extern "C" __global__ void tf_reduce(const TfGemmParams p) {
 #include "scale_c.h"  // tf_scale_c: the launch for K = 0
 
 #if !defined(__HIPCC_RTC__)
-#define TF_ELEM_BYTES 4
-#include "pack.h"  // tf_pack, tf_pack_transposed: PACK=1's row-major copies in zero-padded 16-byte rows (CUDA)
+#define TF_ELEM_BYTES (TF_INPUT == TF_TYPE_FP32 ? 4 : 2)
+#include "pack.h"  // tf_pack: PACK=1's copies in zero-padded 16-byte rows, in the operand's own order (CUDA)
 #endif

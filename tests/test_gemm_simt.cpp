@@ -124,8 +124,8 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_EQ(&find_template("gemm_simt"), &simt());
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
-  EXPECT_EQ(simt().entry_points, (std::vector<std::string>{"tf_gemm", "tf_gemm_split", "tf_scale_c",
-                                                           "tf_reduce", "tf_pack", "tf_pack_transposed"}));
+  EXPECT_EQ(simt().entry_points,
+            (std::vector<std::string>{"tf_gemm", "tf_gemm_split", "tf_scale_c", "tf_reduce", "tf_pack"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
@@ -161,25 +161,25 @@ TEST(GemmSimtDeclaration, EveryParameterIsADefineOfTheKernel) {
 // ---- 2. the shared-memory and thread formulas, by hand -------------------------------------------------
 
 TEST(GemmSimtFormulas, SharedMemoryAndThreadsMatchHandArithmetic) {
-  // shared memory = STAGES * BK * ((BM + 4) + BN) * 4 bytes (A transposed with rows padded by 4 floats);
-  // threads = (BM/TM) * (BN/TN).
+  // shared memory = STAGES * BK * ((BM + 4) + (BN + 4)) * 4 bytes (A transposed, both padded by 4 floats a
+  // row); threads = (BM/TM) * (BN/TN).
   struct Case {
     Point point;
     int64_t shared_memory_bytes, threads;
   };
   const std::vector<Case> cases = {
-      // defaults: 2 * 8 * (132 + 128) * 4 = 16640; (128/8) * (128/8) = 256
-      {at({}), 16640, 256},
-      // 2 * 16 * 260 * 4 = 33280; 256
-      {at({{"BK", 16}}), 33280, 256},
-      // 2 * 8 * (68 + 64) * 4 = 8448; (64/4) * (64/4) = 256
-      {at({{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}}), 8448, 256},
-      // 2 * 8 * (132 + 64) * 4 = 12544; (128/8) * (64/4) = 256
-      {at({{"BN", 64}, {"TN", 4}}), 12544, 256},
-      // 3 * 8 * (68 + 128) * 4 = 18816; (64/8) * (128/8) = 128
-      {at({{"BM", 64}, {"STAGES", 3}}), 18816, 128},
-      // 2 * 32 * (260 + 128) * 4 = 99328; (256/16) * (128/8) = 256
-      {at({{"BM", 256}, {"BK", 32}, {"TM", 16}}), 99328, 256},
+      // defaults: 2 * 8 * (132 + 132) * 4 = 16896; (128/8) * (128/8) = 256
+      {at({}), 16896, 256},
+      // 2 * 16 * 264 * 4 = 33792; 256
+      {at({{"BK", 16}}), 33792, 256},
+      // 2 * 8 * (68 + 68) * 4 = 8704; (64/4) * (64/4) = 256
+      {at({{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}}), 8704, 256},
+      // 2 * 8 * (132 + 68) * 4 = 12800; (128/8) * (64/4) = 256
+      {at({{"BN", 64}, {"TN", 4}}), 12800, 256},
+      // 3 * 8 * (68 + 132) * 4 = 19200; (64/8) * (128/8) = 128
+      {at({{"BM", 64}, {"STAGES", 3}}), 19200, 128},
+      // 2 * 32 * (260 + 132) * 4 = 100352; (256/16) * (128/8) = 256
+      {at({{"BM", 256}, {"BK", 32}, {"TM", 16}}), 100352, 256},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.point.str());
@@ -299,7 +299,7 @@ TEST(GemmSimtSpace, EveryConstraintCanFireAlone) {
       {"thread_tile_vectors", "BN=96,TN=6"},
       // (132/4) * (128/4) = 1056 threads > 1024; 65536 / 1056 = 62 >= 16 + 8 + 8 + 24 = 56 with MIN_BLOCKS=1
       {"threads", "BM=132,TM=4,TN=4,MIN_BLOCKS=1"},
-      // 30 * 8 * 260 * 4 = 249600 > 232448 bytes
+      // 30 * 8 * 264 * 4 = 253440 > 232448 bytes
       {"shared_memory", "STAGES=30"},
       // 256 * 3 threads: 65536 / 768 = 85 < 64 + 16 + 8 + 24 = 112 registers
       {"register_budget", "MIN_BLOCKS=3"},
@@ -307,8 +307,8 @@ TEST(GemmSimtSpace, EveryConstraintCanFireAlone) {
       {"register_budget", "TM=16,TN=16"},
       {"stages", "STAGES=1"},
       {"vector_width", "VEC=8"},  // 8 % 8 = 0: the tile still holds whole vectors
-      // VEC=3 divides BK=6: 128*6/3 = 256 and 6*128/3 = 256 vectors, one per thread
-      {"vector_width", "BK=6,VEC=3"},
+      // VEC=3 divides BK=12, BM=BN=96: 24 * 24 = 576 threads, 65536 / 576 = 113 >= 16 + 8 + 6 + 24 registers
+      {"vector_width", "BM=96,BN=96,TM=4,TN=4,BK=12,VEC=3,MIN_BLOCKS=1"},
       {"vector_in_tile", "BK=2"},  // 2 % 4 = 2
       {"vector_in_tile", "BK=6"},  // 6 % 4 = 2
       {"switch", "PACK=2"},
@@ -331,7 +331,7 @@ TEST(GemmSimtSpace, PointsOnEitherSideOfEachRuleFallOnTheirSide) {
       {"thread_tile_vectors", "BM=32,TM=4", "BM=32,TM=2"},
       // 1024 threads (32 x 32): 64 registers >= 16 + 8 + 8 + 24 = 56; 1056 threads (33 x 32) > 1024
       {"threads", "BM=128,TM=4,TN=4,MIN_BLOCKS=1", "BM=132,TM=4,TN=4,MIN_BLOCKS=1"},
-      // 27 * 8 * 260 * 4 = 224640 <= 232448 < 28 * 8 * 260 * 4 = 232960
+      // 27 * 8 * 264 * 4 = 228096 <= 232448 < 28 * 8 * 264 * 4 = 236544
       {"shared_memory", "STAGES=27", "STAGES=28"},
       // 65536 / (256 * 2) = 128 >= 112; 65536 / (256 * 3) = 85 < 112
       {"register_budget", "MIN_BLOCKS=2", "MIN_BLOCKS=3"},
@@ -353,7 +353,7 @@ TEST(GemmSimtSpace, PointsOnEitherSideOfEachRuleFallOnTheirSide) {
 }
 
 TEST(GemmSimtSpace, DeviceLimitsMoveTheEdges) {
-  // The same point (256 threads, 16640 bytes, 112 registers needed at MIN_BLOCKS=2) against devices one
+  // The same point (256 threads, 16896 bytes, 112 registers needed at MIN_BLOCKS=2) against devices one
   // step either side of each limit it meets.
   const TemplateSearch defaults = search({});
   struct Limit {
@@ -363,7 +363,7 @@ TEST(GemmSimtSpace, DeviceLimitsMoveTheEdges) {
   const std::vector<Limit> limits = {
       {"threads", [](GpuLimits& l, bool enough) { l.max_threads_per_block = enough ? 256 : 255; }},
       {"shared_memory",
-       [](GpuLimits& l, bool enough) { l.shared_memory_per_block_optin = enough ? 16640 : 16639; }},
+       [](GpuLimits& l, bool enough) { l.shared_memory_per_block_optin = enough ? 16896 : 16895; }},
       // 112 * 512 = 57344 registers per SM: exactly 112 per thread for two CTAs of 256
       {"register_budget", [](GpuLimits& l, bool enough) { l.registers_per_sm = enough ? 57344 : 57343; }},
       {"register_budget", [](GpuLimits& l, bool enough) { l.max_registers_per_thread = enough ? 112 : 111; }},
@@ -457,39 +457,44 @@ TEST(GemmSimtRefusal, PackTakesWhatVectorsRefuseAndNothingElse) {
   EXPECT_EQ(simt().geometry(pack, shape(4096, 4095, 0)).workspace_bytes, 0);
 }
 
-TEST(GemmSimtRefusal, PackServesEveryLayoutThroughRowMajorCopies) {
-  // PACK=1 with a column-major operand copies it as its transpose (PackRule::loads16_row_major): the kernel
-  // reads row-major A (M, K) and B (K, N) in rows of whole vectors, K padded with zeros in both when K is not
-  // a whole vector.
+TEST(GemmSimtRefusal, EveryLayoutIsReadInPlace) {
+  // The kernel reads column-major operands as stored (the flags in TfGemmParams): VEC runs along the stored
+  // rows, M for a column-major A and K for a column-major B, and PACK=1 copies a misaligned operand in its
+  // own order (PackRule::loads16), transposing nothing.
   const Point pack = at({{"PACK", 1}});
   EXPECT_EQ(simt().layouts, all_layouts());
   for (const char* name : {"RC", "CR", "CC"}) {
     SCOPED_TRACE(name);
     const Layout layout = *parse_layout(name);
+    EXPECT_EQ(simt().refusal(at({}), shape_of(problem(256, 256, 256, layout))), std::nullopt);
     for (const auto& [m, n, k] :
          {std::tuple<int64_t, int64_t, int64_t>{256, 256, 256}, {8, 5000, 3000}, {7, 5, 3}, {1, 1, 1}}) {
       const GemmShape s = shape_of(problem(m, n, k, layout));
-      EXPECT_EQ(simt().refusal(pack, s), std::nullopt) << m << "x" << n << "x" << k;
-      const PackPlan plan = pack_plan(s, 4, PackRule::loads16_row_major);
-      EXPECT_EQ(plan.layout, Layout{});
-      EXPECT_EQ(plan.transpose_a, layout.a == Order::col);
-      EXPECT_EQ(plan.transpose_b, layout.b == Order::col);
-      EXPECT_TRUE(plan.pack_a || !plan.transpose_a);
-      EXPECT_TRUE(plan.pack_b || !plan.transpose_b);
-      const int64_t k4 = (k + 3) / 4 * 4, n4 = (n + 3) / 4 * 4;
-      EXPECT_EQ(plan.k, k4);
-      if (plan.pack_a) EXPECT_EQ(plan.lda, k4);
-      if (plan.pack_b) EXPECT_EQ(plan.ldb, n4);
+      EXPECT_EQ(simt().refusal(at({{"VEC", 1}}), s), std::nullopt) << m << "x" << n << "x" << k;
+      const PackPlan plan = pack_plan(s, 4, PackRule::loads16);
+      EXPECT_EQ(plan.layout, layout);
+      EXPECT_FALSE(plan.transpose_a || plan.transpose_b);
+      EXPECT_EQ(simt().refusal(pack, s).has_value(), !plan.pack_a && !plan.pack_b);
       const auto bytes = [](int64_t b) { return (b + 255) / 256 * 256; };
-      EXPECT_EQ(simt().geometry(pack, s).workspace_bytes,
-                (plan.pack_a ? bytes(m * k4 * 4) : 0) + (plan.pack_b ? bytes(k4 * n4 * 4) : 0));
+      if (plan.pack_a || plan.pack_b)
+        EXPECT_EQ(simt().geometry(pack, s).workspace_bytes,
+                  (plan.pack_a ? bytes(plan.a_rows * plan.lda * 4) : 0) +
+                      (plan.pack_b ? bytes(plan.b_rows * plan.ldb * 4) : 0));
     }
   }
-  // RC at 256^3: A row-major is used in place (aligned rows), B alone is transposed.
-  const PackPlan rc =
-      pack_plan(shape_of(problem(256, 256, 256, *parse_layout("RC"))), 4, PackRule::loads16_row_major);
-  EXPECT_FALSE(rc.pack_a);
-  EXPECT_TRUE(rc.pack_b);
+  // M = 7 with A column-major: VEC=4 needs the stored rows (M long) whole vectors; PACK=1 pads them, and
+  // leaves B (row-major, N = 256) in place.
+  const GemmShape cr = shape_of(problem(7, 256, 256, *parse_layout("CR")));
+  const auto why = simt().refusal(at({}), cr);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(contains(*why, "VEC=4 needs M to be a multiple of 4 (M=7, layout CR)")) << *why;
+  const PackPlan plan = pack_plan(cr, 4, PackRule::loads16);
+  EXPECT_TRUE(plan.pack_a);
+  EXPECT_FALSE(plan.pack_b);
+  EXPECT_EQ(plan.lda, 8);
+  EXPECT_EQ(plan.k, 256);
+  EXPECT_EQ(simt().refusal(pack, cr), std::nullopt);
+  EXPECT_EQ(simt().geometry(pack, cr).workspace_bytes, 256 * 8 * 4);
   // Leading dimensions shorter than the stored rows are refused in every layout.
   GemmShape short_rows = shape_of(problem(8, 8, 8, *parse_layout("CC")));
   short_rows.lda = 4;
@@ -506,9 +511,9 @@ TEST(GemmSimtSplitK, OneCtaPerTileAndSplitAndTheSplitsPartialsAfterThePackedCopi
   const Point split = at({{"BM", 64}, {"SPLIT_K", 4}});
   EXPECT_EQ(simt().geometry(split, s).grid_x, 160);
   EXPECT_EQ(simt().geometry(split, s).workspace_bytes, 4 * 8 * 5004 * 4);
-  EXPECT_EQ(gemm_simt_geometry(split, s, LaunchOverrides{7, 0}).grid_x, 280);
-  EXPECT_EQ(gemm_simt_geometry(split, s, LaunchOverrides{7, 0}).workspace_bytes, 7 * 8 * 5004 * 4);
-  EXPECT_EQ(gemm_simt_geometry(plain, s, LaunchOverrides{3, 0}).workspace_bytes, 3 * 8 * 5004 * 4);
+  EXPECT_EQ(gemm_simt_geometry(split, s, LaunchOverrides{7, 0}, 4).grid_x, 280);
+  EXPECT_EQ(gemm_simt_geometry(split, s, LaunchOverrides{7, 0}, 4).workspace_bytes, 7 * 8 * 5004 * 4);
+  EXPECT_EQ(gemm_simt_geometry(plain, s, LaunchOverrides{3, 0}, 4).workspace_bytes, 3 * 8 * 5004 * 4);
   // PACK=1 with N odd: B copied (3000 rows of 5004 floats, whole 256-byte blocks), then the partials.
   const Point packed_split = at({{"BM", 64}, {"PACK", 1}, {"SPLIT_K", 4}});
   const int64_t b_copy = (int64_t{3000} * 5004 * 4 + 255) / 256 * 256;
@@ -541,22 +546,15 @@ TEST(GemmSimtRefusal, BaseAlignmentMustHoldAWholeVector) {
 
 TEST(GemmSimtRefusal, ShapesLayoutsAndGridsItCannotCompute) {
   const Point p = at({});
-  for (const char* layout : {"RC", "CR", "CC"}) {
-    SCOPED_TRACE(layout);
-    const auto why = simt().refusal(p, shape_of(problem(256, 256, 256, *parse_layout(layout))));
-    ASSERT_TRUE(why.has_value());
-    EXPECT_EQ(*why, std::string("gemm_simt computes row-major A and B only (layout RR), not ") + layout +
-                        "; the PACK=1 twin of this candidate transposes column-major operands first");
-  }
   EXPECT_EQ(simt().refusal(p, shape(0, 4, 4)), std::nullopt) << "a zero size is a quick return";
   EXPECT_EQ(simt().refusal(p, shape(-1, 4, 4)), "M, N and K must not be negative (M=-1, N=4, K=4)");
   GemmShape short_rows = shape(8, 8, 8);
   short_rows.lda = 4;
   EXPECT_TRUE(
-      contains(*simt().refusal(p, short_rows), "leading dimensions must be at least the row lengths"));
+      contains(*simt().refusal(p, short_rows), "leading dimensions must be at least the stored row lengths"));
   GemmShape misaligned_c = shape(8, 8, 8);
   misaligned_c.c_alignment = 2;
-  EXPECT_EQ(simt().refusal(p, misaligned_c), "C's base address is not aligned to its element size (4 bytes)");
+  EXPECT_EQ(simt().refusal(p, misaligned_c), "C's base address is not aligned to its element size");
   // (2^23 / 128)^2 = 2^32 tiles: more CTAs than a grid holds; 2^22 rows fit (2^30 tiles).
   GemmShape huge = shape(int64_t{1} << 23, int64_t{1} << 23, 4);
   EXPECT_EQ(simt().refusal(p, huge), "the grid would need 4294967296 CTAs (over 2^31 - 1)");
@@ -646,22 +644,22 @@ TEST(GemmSimtStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
     std::string constraint;  ///< the host rule that prunes the same point; empty for the element types
   };
   const std::vector<Impossible> cases = {
-      {"", {Precision::bf16, Precision::bf16}, "gemm_simt computes fp32 inputs and output only", ""},
-      {"", {Precision::fp32, Precision::bf16}, "gemm_simt computes fp32 inputs and output only", ""},
+      {"", {Precision::fp8e4m3, Precision::bf16}, "gemm_simt computes fp32, fp16 or bf16 inputs", ""},
+      {"", {Precision::fp32, Precision::fp8e4m3}, "gemm_simt writes an fp32, fp16 or bf16 C", ""},
       {"TM=12", kFp32, "the thread tile TMxTN must divide the CTA tile BMxBN", "thread_tiling"},
       {"BM=32,TM=2", kFp32, "TM and TN must be multiples of 4 (thread tiles are read as float4 vectors)",
        "thread_tile_vectors"},
       {"BM=132,TM=4,TN=4,MIN_BLOCKS=1", kFp32, "more than 1024 threads per CTA: (BM/TM)*(BN/TN) > 1024",
        "threads"},
       {"STAGES=1", kFp32, "STAGES must be at least 2 (one stage read while the next is written)", "stages"},
-      {"VEC=8", kFp32, "VEC must be 1, 2 or 4 floats", "vector_width"},
-      {"BK=2", kFp32, "VEC must divide BK (a load along K stays within one row of the A tile)",
+      {"VEC=8", kFp32, "VEC must be 1, 2, 4 or 8 elements, at most 16 bytes", "vector_width"},
+      {"BK=2", kFp32, "VEC must divide BK, BM and BN (a load stays within one stored row of a tile)",
        "vector_in_tile"},
       {"MIN_BLOCKS=0", kFp32, "MIN_BLOCKS must be at least 1", "positive"},
       {"GROUP_M=0", kFp32, "GROUP_M must be at least 1", "positive"},
   };
   const std::vector<std::string> all_messages = static_assert_messages(simt_source().text);
-  ASSERT_EQ(all_messages.size(), 9u);
+  ASSERT_EQ(all_messages.size(), 10u);
   const Space space(simt(), search({}), h100());
   std::set<std::string> fired;
   for (const Impossible& c : cases) {
@@ -672,10 +670,11 @@ TEST(GemmSimtStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
     EXPECT_TRUE(stops_at_static_assert(compiler(), request_for(point, c.types), all_messages, c.message));
     fired.insert(c.message);
     // The host never sends such a point to the compiler: the rule of the same meaning prunes it (and element
-    // types other than fp32 are never paired with this template).
+    // types neither registration declares are never paired with this source).
     if (c.constraint.empty()) {
-      EXPECT_EQ(std::find(simt().supported_types.begin(), simt().supported_types.end(), c.types),
-                simt().supported_types.end());
+      for (const KernelTemplate* t : {&simt(), &gemm_simt_16bit_template()})
+        EXPECT_EQ(std::find(t->supported_types.begin(), t->supported_types.end(), c.types),
+                  t->supported_types.end());
     } else {
       const auto& rules = simt().constraints;
       const auto rule = std::find_if(rules.begin(), rules.end(),
@@ -691,7 +690,7 @@ TEST(GemmSimtStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
 
 TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
   const std::vector<std::string>& names = gemm_simt_mutant_names();
-  ASSERT_EQ(names.size(), 10u);  // 0 = none, 1..9 = TF_MUTANT_* in templates/gemm_simt.cu
+  ASSERT_EQ(names.size(), 12u);  // 0 = none, 1..11 = TF_MUTANT_* in templates/gemm_simt.cu
   EXPECT_EQ(names[0], "none");
   const Point point = at({});
   const CompiledKernel& original = compiled(point);
@@ -717,13 +716,93 @@ TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
   EXPECT_FALSE(gemm_body(compiled(point, 5).ptx).empty());
 }
 
+// ---- 8. gemm_simt_16bit: the same source on fp16 and bf16 inputs ----------------------------------------
+
+const KernelTemplate& simt16() {
+  return gemm_simt_16bit_template();
+}
+
+TEST(GemmSimt16bit, IsTheSameSourceOnSixteenBitInputs) {
+  EXPECT_EQ(&find_template("gemm_simt_16bit"), &simt16());
+  EXPECT_EQ(simt16().source_file, simt().source_file);
+  EXPECT_EQ(simt16().entry_points, simt().entry_points);
+  EXPECT_EQ(simt16().supported_types, sixteen_bit_type_pairs());
+  EXPECT_EQ(simt16().layouts, all_layouts());
+  EXPECT_EQ(simt16().default_point()["VEC"], 8) << "16 bytes of 16-bit elements";
+  // The same formulas: the stages hold fp32 whatever the input.
+  const Point small = test::point_with(simt16(), {{"BM", 32}, {"BN", 32}, {"TM", 4}, {"TN", 4}});
+  EXPECT_EQ(simt16().shared_memory_bytes(small), 2 * 8 * (36 + 36) * 4);
+  EXPECT_EQ(simt16().threads_per_block(small), 64);
+  EXPECT_EQ(simt16().shared_memory_bytes(simt16().default_point()), simt().shared_memory_bytes(at({})));
+}
+
+TEST(GemmSimt16bit, VectorRulesCountTwoByteElements) {
+  GemmShape s = shape(64, 64, 64);
+  EXPECT_EQ(simt16().refusal(simt16().default_point(), s), std::nullopt);
+  s.a_alignment = 8;  // an 8-element vector of 16-bit values is 16 bytes
+  EXPECT_TRUE(contains(simt16().refusal(simt16().default_point(), s).value_or(""), "aligned to 16 bytes"));
+  EXPECT_EQ(simt16().refusal(test::point_with(simt16(), {{"VEC", 4}}), s), std::nullopt);
+  // VEC=1 takes any shape, layout and element alignment.
+  const Point p = test::point_with(simt16(), {{"VEC", 1}});
+  for (const char* name : {"RR", "RC", "CR", "CC"}) {
+    GemmShape odd = shape_of(problem(7, 5, 3, *parse_layout(name)));
+    odd.a_alignment = odd.b_alignment = odd.c_alignment = 2;
+    EXPECT_EQ(simt16().refusal(p, odd), std::nullopt) << name;
+  }
+  // VEC=8 at 4 bytes a float is 32 bytes: the fp32 registration prunes it, this one keeps it.
+  const Point vec8 = test::point_with(simt16(), {{"VEC", 8}});
+  const auto& rules = simt().constraints;
+  const auto width =
+      std::find_if(rules.begin(), rules.end(), [](const Constraint& r) { return r.name == "vector_width"; });
+  ASSERT_NE(width, rules.end());
+  EXPECT_FALSE(width->holds(vec8, h100()));
+  for (const Constraint& r : simt16().constraints) EXPECT_TRUE(r.holds(vec8, h100())) << r.name;
+}
+
+TEST(GemmSimt16bit, ShippedPointsCompileForEveryTypePair) {
+  std::vector<Point> points;
+  for (const char* file : {"h100.yaml", "h200.yaml", "smoke.yaml"}) {
+    const Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR "/configs/") + file);
+    for (const TemplateSearch& t : config.templates)
+      if (t.name == "gemm_simt_16bit")
+        for (const Point& p : Space(simt16(), t, config.gpu.limits).prune().kept)
+          if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
+  }
+  ASSERT_GE(points.size(), 6u);  // 16, 32 and 64 rows against 32 and 64 columns
+  // The default point (16-byte loads) too: it reaches the VEC=8 load path.
+  points.push_back(simt16().default_point());
+  for (const Point& point : points)
+    for (const TypePair& types : simt16().supported_types) {
+      SCOPED_TRACE(point.str() + " " + to_string(types.input) + "-" + to_string(types.output));
+      const CompiledKernel kernel =
+          compiler().compile(CompileRequest{&simt_source(), simt16().defines(point, types), "sm_90"});
+      ASSERT_TRUE(kernel.resources.count("tf_gemm")) << kernel.log;
+      EXPECT_FALSE(kernel.resources.at("tf_gemm").spills()) << kernel.log;
+      for (const std::string& instruction : simt16().expected_instructions(point))
+        EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
+      for (const char* absent : {"mma.", "wgmma", "ldmatrix", "cp.async"})
+        EXPECT_FALSE(contains(kernel.ptx, absent)) << absent;
+      // fp16 inputs are converted by cvt (as an fp16 C is read back), bf16 by a shift; outputs other than
+      // fp32 are stored by cvt.rn.
+      EXPECT_EQ(contains(kernel.ptx, "cvt.f32.f16"),
+                types.input == Precision::fp16 || types.output == Precision::fp16);
+      if (types.output != Precision::fp32)
+        EXPECT_TRUE(
+            contains(kernel.ptx, types.output == Precision::bf16 ? "cvt.rn.bf16x2.f32" : "cvt.rn.f16x2.f32"));
+      const auto meta = kernel_meta(kernel.ptx);
+      ASSERT_TRUE(meta.has_value());
+      EXPECT_EQ((*meta)[0], simt16().threads_per_block(point));
+      EXPECT_EQ((*meta)[1], simt16().shared_memory_bytes(point));
+    }
+}
+
 // ---- 8. portability ------------------------------------------------------------------------------------
 
 TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
   // No inline assembly, no warp-level intrinsics or warp-size constants, no CUDA-only address-space or
   // asynchronous-copy builtins: the same text must compile under hiprtc for AMD GPUs (wavefronts of 64).
   // The same holds for scale_c.h (tf_scale_c, the launch for K = 0), which it includes: the header reaches
-  // output_types.h's PTX conversions only in templates that include that first.
+  // output_types.h's PTX conversions only where that is included first, which is on CUDA alone.
   std::string text = simt_source().text;
   for (const auto& [name, header] : simt_source().headers)
     if (name == "scale_c.h" || name == "split_k.h")
@@ -739,16 +818,23 @@ TEST(GemmSimtPortability, SourceUsesNothingHipLacks) {
     EXPECT_TRUE(line == "#include \"tunefuzz_rtc.h\"" || line == "#include \"gemm_params.h\"" ||
                 line == "#include \"tile_map.h\"" || line == "#include \"perturb.h\"" ||
                 line == "#include \"split_k.h\"" || line.starts_with("#include \"scale_c.h\"") ||
-                line.starts_with("#include \"pack.h\""))
+                line.starts_with("#include \"pack.h\"") || line.starts_with("#include \"input_types.h\"") ||
+                line.starts_with("#include \"output_types.h\""))
         << line;
   }
-  // pack.h (PACK=1's tf_pack, and tf_pack_transposed) is CUDA's alone: hiprtc never reads it.
+  // pack.h (PACK=1's tf_pack) and the 16-bit conversions (input_types.h, output_types.h: PTX) are CUDA's
+  // alone: hiprtc never reads them, and a HIP build of anything but fp32 stops at an #error.
   const std::string& source = simt_source().text;
-  const size_t pack = source.find("#include \"pack.h\"");
-  ASSERT_NE(pack, std::string::npos);
-  const size_t guard = source.rfind("#if !defined(__HIPCC_RTC__)", pack);
-  ASSERT_NE(guard, std::string::npos);
-  EXPECT_EQ(source.find("#endif", guard), source.find("#endif", pack)) << "pack.h outside the guard";
+  for (const char* header : {"pack.h", "input_types.h", "output_types.h"}) {
+    SCOPED_TRACE(header);
+    const size_t at = source.find(std::string("#include \"") + header + "\"");
+    ASSERT_NE(at, std::string::npos);
+    const size_t guard = source.rfind("#if !defined(__HIPCC_RTC__)", at);
+    ASSERT_NE(guard, std::string::npos);
+    EXPECT_EQ(source.find("#endif", guard), source.find("#endif", at)) << "outside the guard";
+  }
+  EXPECT_TRUE(contains(
+      source, "#if defined(__HIPCC_RTC__) && (TF_INPUT != TF_TYPE_FP32 || TF_OUTPUT != TF_TYPE_FP32)"));
 }
 
 }  // namespace

@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "runtime/backend/nvrtc_compiler.hpp"
-#include "tuner/device/case_executor.hpp"
 #include "runtime/cuda/cuda.hpp"
 #include "runtime/templates/gemm_mma.hpp"
 #include "runtime/templates/gemm_simt.hpp"
 #include "runtime/templates/gemm_skinny.hpp"
 #include "runtime/templates/gemm_wgmma.hpp"
+#include "tuner/common/precision.hpp"
+#include "tuner/device/case_executor.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -85,6 +86,11 @@ class GpuTest : public ::testing::Test {
     std::string& image = images_[compiler.key(request)];  // compile each distinct image once per suite
     if (image.empty()) image = compiler.compile(request).image;
     return image;
+  }
+
+  static CaseRecord with_layout(CaseRecord r, const char* layout) {
+    r.layout = *parse_layout(layout);
+    return r;
   }
 
   static CaseRecord record(int64_t m, int64_t n, int64_t k, Distribution d = Distribution::small_int,
@@ -321,6 +327,37 @@ TEST_F(GpuTest, SimtElementwiseLoadsServeMisalignedOperands) {
   EXPECT_TRUE(refused.refused) << "VEC=4 must refuse K=1031, not compute it";
 }
 
+// Every storage order read in place, at each load width, partial tiles in M, N and K (fp32), and the 16-bit
+// registration on every order at one-element loads, misaligned bases included.
+TEST_F(GpuTest, SimtReadsEveryLayoutInPlace) {
+  for (const char* layout : {"RR", "RC", "CR", "CC"})
+    for (const int64_t vec : {1, 2, 4}) {
+      SCOPED_TRACE(std::string(layout) + " VEC=" + std::to_string(vec));
+      const device::CaseOutcome outcome = run_simt(with_layout(record(132, 136, 44), layout), {{"VEC", vec}});
+      EXPECT_TRUE(outcome.passed) << outcome.message;
+      CaseRecord beta = with_layout(record(65, 72, 20), layout);
+      beta.beta = 0.5;
+      const device::CaseOutcome scaled =
+          run_simt(beta, {{"VEC", vec}, {"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}});
+      EXPECT_EQ(scaled.passed, vec == 1 || std::string(layout) == "RR" || std::string(layout) == "RC")
+          << (scaled.refused ? "refused" : scaled.message);
+    }
+  for (const char* layout : {"RR", "RC", "CR", "CC"})
+    for (const TypePair types :
+         {TypePair{Precision::bf16, Precision::bf16}, TypePair{Precision::fp16, Precision::fp32}}) {
+      SCOPED_TRACE(std::string(layout) + " " + to_string(types.input) + "-" + to_string(types.output));
+      CaseRecord odd = with_layout(record(7, 5, 3), layout);
+      odd.a_offset = odd.b_offset = odd.c_offset = 1;
+      odd.beta = 1.0;
+      for (const CaseRecord& c : {odd, with_layout(record(129, 70, 300), layout)}) {
+        const device::CaseOutcome outcome =
+            run_on(gemm_simt_16bit_template(), c, {{"VEC", 1}, {"BM", 32}, {"BN", 32}, {"TM", 4}, {"TN", 4}},
+                   types, 0);
+        EXPECT_TRUE(outcome.passed) << fuzz::to_string(c) << ": " << outcome.message;
+      }
+    }
+}
+
 TEST_F(GpuTest, SimtInjectedBugsAreCaught) {
   const auto code = [](const char* name) {
     const auto& names = gemm_simt_mutant_names();
@@ -335,6 +372,8 @@ TEST_F(GpuTest, SimtInjectedBugsAreCaught) {
       {"beta0_reads_c", record(64, 64, 32), ""},
       {"group_drop", record(1100, 264, 32), ""},  // 9 x 3 tiles: the short last group loses tiles
       {"no_k_guard", k_tail, ""},
+      {"col_guard_stored", with_layout(record(100, 64, 36), "CR"), ""},  // M != K: rows past K are read
+      {"col_b_step", with_layout(record(64, 64, 32), "RC"), ""},         // VEC=4 along K stored along N
   };
   for (const auto& [mutant, c, subtype] : expectations) {
     const device::CaseOutcome outcome = run_simt(c, {}, code(mutant));

@@ -277,8 +277,8 @@ TEST(HiprtcGemmSimt, ImpossibleCombinationsStopAtTheirOwnStaticAssert) {
                                            message_with("multiples of 4")));
   EXPECT_TRUE(test::stops_at_static_assert(compiler(), simt_request(at({{"STAGES", 1}})), messages,
                                            message_with("STAGES must be at least 2")));
-  EXPECT_TRUE(test::stops_at_static_assert(compiler(), simt_request(at({{"VEC", 3}, {"BK", 12}})), messages,
-                                           message_with("VEC must be 1, 2 or 4")));
+  EXPECT_TRUE(test::stops_at_static_assert(compiler(), simt_request(at({{"VEC", 8}})), messages,
+                                           message_with("VEC must be 1, 2, 4 or 8 elements")));
 }
 
 TEST(HiprtcGemmSimt, EveryInjectedBugCompilesToADifferentImage) {

@@ -1,6 +1,7 @@
-// Launcher of templates/gemm_simt.cu: optional packing of misaligned or column-major operands into row-major
-// scratch (PACK=1), then one kernel on a 1-D grid of units (output tiles × K splits), then, with more than
-// one split, the in-order reduction of the partials (a zero size: tf_scale_c or nothing).
+// Launcher of templates/gemm_simt.cu (gemm_simt and gemm_simt_16bit): optional packing of misaligned operands
+// into zero-padded scratch in their own storage order (PACK=1), then one kernel on a 1-D grid of units
+// (output tiles × K splits), then, with more than one split, the in-order reduction of the partials (a zero
+// size: tf_scale_c or nothing).
 #include <functional>
 #include <memory>
 
@@ -20,9 +21,9 @@ class GemmSimtRunner final : public GemmRunner {
         gemm_(module_, "tf_gemm", opt_in(candidate)),
         gemm_split_(module_, "tf_gemm_split", opt_in(candidate)),
         pack_(module_, kPackEntry),
-        pack_transposed_(module_, kPackTransposedEntry),
         reduce_(module_, kReduceEntry),
-        scale_c_(module_, kScaleCEntry) {
+        scale_c_(module_, kScaleCEntry),
+        element_bytes_(size_of(candidate.types.input)) {
     check_kernel_meta(module_, candidate);
   }
 
@@ -33,7 +34,7 @@ class GemmSimtRunner final : public GemmRunner {
   }
 
   int64_t workspace_bytes(const GemmShape& shape, const LaunchOverrides& overrides) const override {
-    return gemm_simt_geometry(candidate_.point, shape, overrides).workspace_bytes;
+    return gemm_simt_geometry(candidate_.point, shape, overrides, element_bytes_).workspace_bytes;
   }
 
   void run(const DeviceGemm& g, CUdeviceptr workspace, CUstream stream) const override {
@@ -41,15 +42,14 @@ class GemmSimtRunner final : public GemmRunner {
     // The template does not walk a persistent grid: such an override would go unheeded, untested.
     if (g.overrides.grid != 0)
       throw Error(ErrorKind::internal, candidate_.id() + " was asked for a persistent grid");
-    const LaunchGeometry geo = gemm_simt_geometry(candidate_.point, g.shape, g.overrides);
+    const LaunchGeometry geo = gemm_simt_geometry(candidate_.point, g.shape, g.overrides, element_bytes_);
     TfGemmParams p = gemm_params(g);
     p.splits = g.overrides.splits > 0 ? g.overrides.splits : candidate_.point["SPLIT_K"];
     p.ldw = split_k_partial_ld(g.shape);
     CUdeviceptr partials = workspace;  // after the packed copies (PACK=1)
     if (candidate_.point["PACK"])
-      partials +=
-          launch_packing({&pack_, &pack_transposed_}, pack_plan(g.shape, 4, PackRule::loads16_row_major), g,
-                         4, workspace, p, stream);
+      partials += launch_packing({&pack_, nullptr}, pack_plan(g.shape, element_bytes_, PackRule::loads16), g,
+                                 element_bytes_, workspace, p, stream);
     p.workspace = reinterpret_cast<float*>(partials);
     void* args[] = {&p};
     check(cuLaunchKernel((p.splits > 1 ? gemm_split_ : gemm_).get(), static_cast<unsigned>(geo.grid_x), 1, 1,
@@ -73,9 +73,9 @@ class GemmSimtRunner final : public GemmRunner {
   LazyFunction gemm_;
   LazyFunction gemm_split_;  ///< tf_gemm_split: the launch with more than one K split
   LazyFunction pack_;
-  LazyFunction pack_transposed_;
   LazyFunction reduce_;
   LazyFunction scale_c_;
+  int64_t element_bytes_;
 };
 
 }  // namespace

@@ -192,6 +192,8 @@ TfGemmParams gemm_params(const DeviceGemm& g) {
   p.ldc = g.shape.ldc;
   p.alpha = g.alpha;
   p.beta = g.beta;
+  p.a_column_major = g.shape.layout.a == Order::col;
+  p.b_column_major = g.shape.layout.b == Order::col;
   p.splits = 1;  // a template that splits K sets its own count (and the workspace and ldw with it)
   return p;
 }

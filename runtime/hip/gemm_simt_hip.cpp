@@ -63,8 +63,24 @@ class GemmSimtRunner final : public HipGemmRunner {
     g.shape = form.shape;
     if (form.swapped) std::swap(g.a, g.b);
     const GemmShape& s = g.shape;
-    // Fields in declaration order: operands, sizes, leading dimensions, scales, then no split-K workspace.
-    TfGemmParams p{g.a, g.b, g.c, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, g.alpha, g.beta, nullptr, 0, 1};
+    // Fields in declaration order: operands, sizes, leading dimensions, scales, no split-K workspace, then
+    // the storage orders of A and B.
+    TfGemmParams p{g.a,
+                   g.b,
+                   g.c,
+                   s.m,
+                   s.n,
+                   s.k,
+                   s.lda,
+                   s.ldb,
+                   s.ldc,
+                   g.alpha,
+                   g.beta,
+                   nullptr,
+                   0,
+                   1,
+                   s.layout.a == Order::col,
+                   s.layout.b == Order::col};
     void* args[] = {&p};
     // A zero size: nothing to do for M or N = 0, C = beta·C (tf_scale_c) for K = 0.
     const QuickReturn quick = quick_return(s);

@@ -101,17 +101,15 @@ int64_t round_up(int64_t value, int64_t multiple) {
 
 PackPlan pack_plan(const GemmShape& s, int64_t element_bytes, PackRule rule) {
   const int64_t unit = 16 / element_bytes;  // elements per 16 bytes
-  const bool loads16 = rule == PackRule::loads16 || rule == PackRule::loads16_row_major;
+  const bool loads16 = rule == PackRule::loads16;
   const auto [a, b] = stored_operands(s);
   const auto needs = [&](const Stored& o) {
     return o.ld % unit != 0 || o.alignment % 16 != 0 || (loads16 && o.extent % unit != 0);
   };
   PackPlan plan;
   // The storage order the GEMM reads: the problem's, or the one the rule's kernel alone reads (K-major A and
-  // B is RC; row-major A and B is RR), into which the other operands are copied as their transposes.
-  plan.layout = rule == PackRule::tma_k_major         ? Layout{Order::row, Order::col}
-                : rule == PackRule::loads16_row_major ? Layout{}
-                                                      : s.layout;
+  // B is RC), into which the other operands are copied as their transposes.
+  plan.layout = rule == PackRule::tma_k_major ? Layout{Order::row, Order::col} : s.layout;
   plan.transpose_a = plan.layout.a != s.layout.a;
   plan.transpose_b = plan.layout.b != s.layout.b;
   const bool a_col = plan.layout.a == Order::col, b_col = plan.layout.b == Order::col;

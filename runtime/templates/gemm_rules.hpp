@@ -63,14 +63,12 @@ LaunchGeometry scale_c_geometry(const GemmShape& shape);
 /// along K needs it, leading dimensions and bases on 16 bytes), TMA (`tma`: leading dimensions and bases on
 /// 16 bytes; any row length, as TMA reads zeros past it), or TMA of K-major tiles alone (`tma_k_major`: the
 /// same, and an operand stored along M or N is transposed on the way, tf_pack_transposed, so the GEMM runs
-/// as RC), or 16-byte loads of row-major A and B alone (`loads16_row_major`: as `loads16`, and a column-major
-/// operand is transposed on the way, so the GEMM runs as RR). An operand that already complies is used in
-/// place.
-enum class PackRule { loads16, tma, tma_k_major, loads16_row_major };
+/// as RC). An operand that already complies is used in place.
+enum class PackRule { loads16, tma, tma_k_major };
 struct PackPlan {
   bool pack_a = false, pack_b = false;
   bool transpose_a = false,
-       transpose_b = false;        ///< the copy is the operand's transpose (tma_k_major, loads16_row_major)
+       transpose_b = false;        ///< the copy is the operand's transpose (tma_k_major)
   Layout layout;                   ///< the storage order the GEMM runs with
   int64_t k = 0;                   ///< K the GEMM runs with (rounded up to 16 bytes when padded along K)
   int64_t a_rows = 0, a_cols = 0;  ///< A as stored, with that K: (M, K) row-major, (K, M) column-major

@@ -12,8 +12,15 @@ namespace tunefuzz {
 
 namespace {
 
-constexpr int64_t kElementBytes = 4;       // fp32 everywhere
-constexpr int64_t kAPad = 4;               // floats of padding per row of transposed A (kAPad in the kernel)
+// The two registrations of the one source: fp32 inputs (portable to hiprtc) and 16-bit inputs (CUDA).
+struct Family {
+  const char* name;
+  int64_t element_bytes;  ///< bytes per input element; the stages hold fp32 whatever it is
+  const char* summary;
+  std::vector<TypePair> types;
+};
+
+constexpr int64_t kPad = 4;                // floats of padding per stage row of A and of B (kAPad, kBPad)
 constexpr int64_t kAddressRegisters = 24;  // pointers, indices and loop counters, roughly
 
 // Quotients of tunables, 0 where the divisor is not positive (such points are pruned by `positive`, but
@@ -30,9 +37,9 @@ int64_t threads(const Point& p) {
   return quotient(p["BM"], p["TM"]) * quotient(p["BN"], p["TN"]);
 }
 
-// A transposed (BK, BM + kAPad) and B (BK, BN) per stage.
+// A transposed (BK, BM + 4) and B (BK, BN + 4) per stage, in fp32.
 int64_t shared_memory(const Point& p) {
-  return p["STAGES"] * p["BK"] * (p["BM"] + kAPad + p["BN"]) * kElementBytes;
+  return p["STAGES"] * p["BK"] * (p["BM"] + kPad + p["BN"] + kPad) * 4;
 }
 
 // Floats a thread holds between loading a tile from global memory and storing it to shared memory.
@@ -43,7 +50,7 @@ int64_t staged_floats(const Point& p) {
   return (a_loads + b_loads) * vec;
 }
 
-std::vector<Constraint> constraints() {
+std::vector<Constraint> constraints(int64_t eb) {
   return {
       {"positive", "every tunable must be at least 1 (PACK, a switch, at least 0)",
        [](const Point& p, const GpuLimits&) {
@@ -60,7 +67,7 @@ std::vector<Constraint> constraints() {
        [](const Point& p, const GpuLimits&) { return p["TM"] % 4 == 0 && p["TN"] % 4 == 0; }},
       threads_constraint("(BM/TM)*(BN/TN)", threads),
       shared_memory_constraint(
-          "the stages' shared memory, STAGES*BK*(BM+4 + BN)*4 bytes (A transposed, rows padded by 4 floats)",
+          "the stages' shared memory, STAGES*BK*(BM+4 + BN+4)*4 bytes (fp32 rows padded by 4 floats)",
           shared_memory),
       {"register_budget",
        "TM*TN accumulators, TM+TN operands, the staged loads and ~24 registers of addresses exceed what "
@@ -75,69 +82,69 @@ std::vector<Constraint> constraints() {
        }},
       {"stages", "STAGES must be at least 2: one stage is read while the next is written",
        [](const Point& p, const GpuLimits&) { return p["STAGES"] >= 2; }},
-      {"vector_width", "VEC must be 1, 2 or 4 floats (4- to 16-byte loads)",
+      {"vector_width", "VEC must be 1, 2, 4 or 8 elements, at most 16 bytes",
+       [eb](const Point& p, const GpuLimits&) {
+         const int64_t v = p["VEC"];
+         return (v == 1 || v == 2 || v == 4 || v == 8) && v * eb <= 16;
+       }},
+      {"vector_in_tile",
+       "VEC must divide BK, BM and BN: a load along a stored row (K, M or N) stays within one row of a tile",
        [](const Point& p, const GpuLimits&) {
          const int64_t v = p["VEC"];
-         return v == 1 || v == 2 || v == 4;
+         return v > 0 && p["BK"] % v == 0 && p["BM"] % v == 0 && p["BN"] % v == 0;
        }},
-      {"vector_in_tile", "VEC must divide BK: a load along K stays within one row of the A tile",
-       [](const Point& p, const GpuLimits&) { return p["VEC"] > 0 && p["BK"] % p["VEC"] == 0; }},
       {"switch", "PACK is a switch: 0 or 1", [](const Point& p, const GpuLimits&) { return p["PACK"] <= 1; }},
-      {"pack_vector_width", "PACK=1 exists to restore 16-byte loads: it only pairs with VEC=4",
-       [](const Point& p, const GpuLimits&) { return !p["PACK"] || p["VEC"] == 4; }},
+      {"pack_vector_width", "PACK=1 exists to restore 16-byte loads: it only pairs with a 16-byte VEC",
+       [eb](const Point& p, const GpuLimits&) { return !p["PACK"] || p["VEC"] * eb == 16; }},
   };
 }
 
-std::optional<std::string> refusal(const Point& p, const GemmShape& s) {
-  // The kernel reads row-major A and B; PACK=1 copies column-major operands as their transposes first.
-  if (!p["PACK"] || s.layout == Layout{}) {
-    if (auto why = shape_refusal("gemm_simt", s, kElementBytes, p["BM"], p["BN"]))
-      return s.layout == Layout{}
-                 ? why
-                 : *why + "; the PACK=1 twin of this candidate transposes column-major operands first";
-  } else {
-    if (auto why = operands_refusal("gemm_simt", s, all_layouts(), "")) return why;
-  }
+std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
+  // The kernel reads every storage order in place; PACK=1 copies misaligned operands, in their own order.
+  if (auto why = operands_refusal(f.name, s, all_layouts(), "")) return why;
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
   const int64_t units = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX) return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1)";
   if (p["PACK"]) {
-    // The copies have K padded to whole vectors (zeros) and rows of whole vectors: a vector that runs past N
-    // reads padding, and the epilogue stores only columns below N.
-    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16_row_major);
+    // The copies have rows of whole vectors, zero-padded (K too, where an operand is stored along K): a
+    // vector that runs past M, N or K reads padding, and the epilogue stores only rows below M and columns
+    // below N.
+    const PackPlan plan = pack_plan(s, f.element_bytes, PackRule::loads16);
     if (!plan.pack_a && !plan.pack_b)
       return std::string(
           "PACK=1 has nothing to pack here: A and B are aligned for 16-byte loads, so the PACK=0 twin of "
           "this candidate serves this problem");
     return std::nullopt;
   }
-  return vector_refusal(s, p["VEC"], kElementBytes, "a smaller VEC or PACK=1");
+  return stored_vector_refusal(s, p["VEC"], f.element_bytes, "a smaller VEC or PACK=1");
 }
 
-LaunchGeometry geometry(const Point& p, const GemmShape& s) {
-  return gemm_simt_geometry(p, s, {});
+LaunchGeometry geometry(const Point& p, const GemmShape& s, int64_t eb) {
+  return gemm_simt_geometry(p, s, {}, eb);
 }
 
-std::vector<std::string> expected_instructions(const Point& p) {
+std::vector<std::string> expected_instructions(const Point& p, int64_t eb) {
   // Fused multiply-adds on CUDA cores and the thread tile read from shared memory as float4, at every point.
-  // VEC=4: B's 16-byte loads stored to shared memory whole (the epilogue's float4 loads of C are there at
-  // every VEC, so st.shared tells the operand loads apart). VEC=2: 8-byte loads, which nothing else uses.
+  // fp32 VEC=4: a row-major B's 16-byte loads stored to shared memory whole (the epilogue's float4 loads of C
+  // are there at every VEC, so st.shared tells the operand loads apart). fp32 VEC=2: 8-byte loads, which
+  // nothing else uses. 16-bit VEC=8 and 4: 16- and 8-byte loads of 32-bit words.
   std::vector<std::string> out = {"fma.rn.f32", "ld.shared.v4.f32"};
-  if (p["VEC"] == 4) out.push_back("st.shared.v4.f32");
-  if (p["VEC"] == 2) out.push_back("ld.global.v2.f32");
+  const int64_t bytes = p["VEC"] * eb;
+  if (eb == 4 && bytes == 16) out.push_back("st.shared.v4.f32");
+  if (eb == 4 && bytes == 8) out.push_back("ld.global.v2.f32");
+  if (eb == 2 && bytes == 16) out.push_back("ld.global.v4.u32");
+  if (eb == 2 && bytes == 8) out.push_back("ld.global.v2.u32");
   return out;
 }
 
-KernelTemplate make_template() {
+KernelTemplate make_template(const Family& f) {
+  const int64_t eb = f.element_bytes;
   KernelTemplate t;
-  t.name = "gemm_simt";
+  t.name = f.name;
   t.source_file = "gemm_simt.cu";
-  t.summary =
-      "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, "
-      "row-major A and B (other layouts transposed first, PACK=1); portable to hiprtc";
-  t.entry_points = {
-      "tf_gemm",  "tf_gemm_split",     kScaleCEntry, kReduceEntry,
-      kPackEntry, kPackTransposedEntry};  // the packing passes on CUDA only: the HIP launcher does not pack
+  t.summary = f.summary;
+  // The packing pass runs on CUDA only: the HIP launcher does not pack.
+  t.entry_points = {"tf_gemm", "tf_gemm_split", kScaleCEntry, kReduceEntry, kPackEntry};
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},
@@ -145,25 +152,24 @@ KernelTemplate make_template() {
       {"TM", 8, "thread tile rows: each thread computes TM x TN outputs"},
       {"TN", 8, "thread tile columns"},
       {"STAGES", 2, "shared-memory stages: one is read while the next is written"},
-      {"VEC", 4, "floats per global load along K of A and N of B; must divide K, N, lda, ldb"},
+      {"VEC", 16 / eb, "elements per global load along the stored rows of A and B (at most 16 bytes)"},
       {"MIN_BLOCKS", 2, "CTAs per SM the register allocation must leave room for (CUDA; 1 = no cap)"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
       {"PACK", 0,
-       "1 = copy misaligned or column-major A/B into zero-padded row-major scratch first, then load 16 bytes "
-       "at a time (CUDA only)",
+       "1 = copy misaligned A/B into zero-padded scratch first, then load 16 bytes at a time (CUDA only)",
        false, 0},
       {"SPLIT_K", 1,
        "K splits: each output tile's K loop is shared by this many CTAs, then reduced in order (CUDA only)",
        false},
   };
-  t.constraints = constraints();
-  t.supported_types = {{Precision::fp32, Precision::fp32}};
-  t.layouts = all_layouts();  // all but RR with PACK=1 only (refusal)
+  t.constraints = constraints(eb);
+  t.supported_types = f.types;
+  t.layouts = all_layouts();  // read in place: the storage order is a run-time argument of the one kernel
   t.shared_memory_bytes = shared_memory;
   t.threads_per_block = threads;
-  t.expected_instructions = expected_instructions;
-  t.refusal = refusal;
-  t.geometry = geometry;
+  t.expected_instructions = [eb](const Point& p) { return expected_instructions(p, eb); };
+  t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
+  t.geometry = [eb](const Point& p, const GemmShape& s) { return geometry(p, s, eb); };
   t.mutants = gemm_simt_mutant_names();
   // A point that splits K launches the split kernel (the runner's choice for more than one split).
   t.main_entry = [](const Point& p) { return std::string(p["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm"); };
@@ -173,7 +179,8 @@ KernelTemplate make_template() {
 
 }  // namespace
 
-LaunchGeometry gemm_simt_geometry(const Point& p, const GemmShape& s, const LaunchOverrides& overrides) {
+LaunchGeometry gemm_simt_geometry(const Point& p, const GemmShape& s, const LaunchOverrides& overrides,
+                                  int64_t element_bytes) {
   LaunchGeometry g;
   const int64_t splits = overrides.splits > 0 ? overrides.splits : p["SPLIT_K"];
   g.grid_x = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]) * splits;
@@ -181,7 +188,7 @@ LaunchGeometry gemm_simt_geometry(const Point& p, const GemmShape& s, const Laun
   g.shared_memory_bytes = shared_memory(p);
   if (quick_return(s) != QuickReturn::none) return g;  // nothing loaded: no copies, no partials
   if (p["PACK"]) {
-    const PackPlan plan = pack_plan(s, kElementBytes, PackRule::loads16_row_major);
+    const PackPlan plan = pack_plan(s, element_bytes, PackRule::loads16);
     g.workspace_bytes = plan.a_bytes + plan.b_bytes;
   }
   g.workspace_bytes += split_k_workspace_bytes(s, splits);
@@ -189,16 +196,31 @@ LaunchGeometry gemm_simt_geometry(const Point& p, const GemmShape& s, const Laun
 }
 
 const KernelTemplate& gemm_simt_template() {
-  static const KernelTemplate t = make_template();
+  static const KernelTemplate t = make_template(
+      {"gemm_simt",
+       4,
+       "fp32 GEMM on CUDA cores (FFMA, no tensor cores), register-staged shared-memory stages, every layout "
+       "read in place; portable to hiprtc",
+       {{Precision::fp32, Precision::fp32}}});
+  return t;
+}
+
+const KernelTemplate& gemm_simt_16bit_template() {
+  static const KernelTemplate t = make_template(
+      {"gemm_simt_16bit", 2,
+       "the gemm_simt kernel on fp16/bf16 inputs (converted to fp32 as staged, FFMA, fp32 accumulation), any "
+       "layout and alignment in one launch: the small, short-latency kernel for tiny problems (CUDA)",
+       sixteen_bit_type_pairs()});
   return t;
 }
 
 const std::vector<std::string>& gemm_simt_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_simt.cu.
-  static const std::vector<std::string> names = {"none",          "skip_last_k_tile", "drop_tail",
-                                                 "beta0_reads_c", "int32_offset",     "no_stage_barrier",
-                                                 "group_drop",    "no_k_guard",       "split_drops_remainder",
-                                                 "partial_scaled"};
+  static const std::vector<std::string> names = {
+      "none",           "skip_last_k_tile", "drop_tail",
+      "beta0_reads_c",  "int32_offset",     "no_stage_barrier",
+      "group_drop",     "no_k_guard",       "split_drops_remainder",
+      "partial_scaled", "col_guard_stored", "col_b_step"};
   return names;
 }
 

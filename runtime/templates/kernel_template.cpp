@@ -175,9 +175,9 @@ void serve_canonical_forms(KernelTemplate& t) {
 
 const std::vector<const KernelTemplate*>& all_templates() {
   static const std::vector<const KernelTemplate*> templates = {
-      &gemm_mma_template(),  &gemm_mma_tf32_template(), &gemm_mma_fp8_template(),
-      &gemm_simt_template(), &gemm_wgmma_template(),    &gemm_wgmma_fp8_template(),
-      &gemm_wgmma_tf32_template(), &gemm_skinny_template()};
+      &gemm_mma_template(),        &gemm_mma_tf32_template(), &gemm_mma_fp8_template(),
+      &gemm_simt_template(),       &gemm_wgmma_template(),    &gemm_wgmma_fp8_template(),
+      &gemm_wgmma_tf32_template(), &gemm_skinny_template(),   &gemm_simt_16bit_template()};
   return templates;
 }
 

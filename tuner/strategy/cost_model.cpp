@@ -27,7 +27,7 @@ struct Issue {
 
 Issue issue_of(const KernelTemplate& t) {
   if (t.name.starts_with("gemm_wgmma")) return {1.0, 8};
-  if (t.name == "gemm_simt") return {0.07, 16};  // fp32 FMA on CUDA cores
+  if (t.name.starts_with("gemm_simt")) return {0.07, 16};  // FMA on CUDA cores
   return {0.6, 16};                              // mma.sync: gemm_mma*, gemm_skinny
 }
 
