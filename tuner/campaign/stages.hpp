@@ -188,6 +188,7 @@ struct ProblemTiming {
   bool from_store = false;  ///< taken from the verdict store: an earlier campaign timed the same candidates
   StrategyKind strategy = StrategyKind::exhaustive;  ///< the search that chose what to measure and the winner
   int64_t evaluations = 0;  ///< candidate measurements it made (screens, full timings, re-timings in turns)
+  int64_t rounds = 0;       ///< measurement rounds the strategy asked for (0: not recorded)
   /// The GPU whose worker timed it, candidates and cuBLAS alike (with `--gpus`; unset otherwise, and for a
   /// timing taken from the verdict store).
   std::optional<Gpu> gpu;

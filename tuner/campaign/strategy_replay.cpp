@@ -18,7 +18,8 @@ std::vector<RecordedProblem> recorded_timings(const std::filesystem::path& path,
     const auto event = journal.timed(problem.name);
     if (!event) continue;
     const TimeResult result = time_result_from_yaml((*event)["timing"]);
-    out.push_back({problem, result.entries, result.baseline});
+    const int64_t rounds = (*event)["rounds"] ? (*event)["rounds"].as<int64_t>() : 0;
+    out.push_back({problem, result.entries, result.baseline, rounds});
   }
   return out;
 }
@@ -143,7 +144,7 @@ ReplayOutcome recorded_outcome(const RecordedProblem& recorded, const SearchSett
     timed += e.status == "timed";
     turns += e.interleaved_median_ms > 0;
   }
-  out.rounds = turns > 0 ? 3 : 2;
+  out.rounds = recorded.rounds > 0 ? recorded.rounds : turns > 0 ? 3 : 2;
   out.evaluations = screened + timed + turns;
   out.launches = screened * settings.screen_repeats + (timed + turns) * settings.repeats;
   set_winner(out, choose_winner(recorded.entries), recorded);

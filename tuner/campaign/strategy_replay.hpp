@@ -19,6 +19,7 @@ struct RecordedProblem {
   Problem problem;
   std::vector<TimedEntry> entries;  ///< every candidate of the problem as recorded (screened, timed, ...)
   TimedEntry baseline;
+  int64_t rounds = 0;  ///< the rounds the campaign's strategy took (0: a journal written before it said)
 };
 
 /// The last recorded timing of each problem of `config` that `journal` holds, in the config's order.

@@ -244,6 +244,7 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
   timing.baseline = state.baseline;
   timing.entries = measured_entries(state);
   timing.evaluations = state.evaluations;
+  timing.rounds = state.rounds;
   return timing;
 }
 

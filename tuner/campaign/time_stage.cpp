@@ -70,6 +70,7 @@ YAML::Node timed_event(const ProblemTiming& t) {
       to_yaml(TimeResult{t.baseline_version, t.baseline, t.entries, t.traffic, t.phase_seconds});
   event["strategy"] = to_string(t.strategy);
   event["evaluations"] = t.evaluations;
+  event["rounds"] = t.rounds;
   for (const std::string& id : t.quarantined) event["quarantined"].push_back(id);
   if (t.gpu) event["gpu"] = to_yaml(*t.gpu);
   return event;
@@ -93,6 +94,7 @@ ProblemTiming from_journal(const Problem& problem, const YAML::Node& event) {
   for (const auto& id : event["quarantined"]) t.quarantined.push_back(id.as<std::string>());
   t.strategy = strategy_of(event);
   t.evaluations = event["evaluations"] ? event["evaluations"].as<int64_t>() : 0;
+  t.rounds = event["rounds"] ? event["rounds"].as<int64_t>() : 0;
   if (const YAML::Node gpu = event["gpu"])
     t.gpu = gpu_from_yaml(gpu);
   return t;

@@ -54,6 +54,10 @@ class Halving : public SearchStrategy {
       turns_done_ = true;
       return turns_round(state, close_to_best(state, kCloseFraction));
     }
+    if (!settled_) {
+      settled_ = true;
+      return settle_round(state);
+    }
     return std::nullopt;
   }
 
@@ -77,6 +81,7 @@ class Halving : public SearchStrategy {
   int64_t launches_ = 1;
   bool timed_ = false;
   bool turns_done_ = false;
+  bool settled_ = false;
 };
 
 }  // namespace

@@ -64,6 +64,10 @@ class ModelGuided : public SearchStrategy {
       turns_done_ = true;
       return turns_round(state, close_to_best(state, kCloseFraction));
     }
+    if (!settled_) {
+      settled_ = true;
+      return settle_round(state);
+    }
     return std::nullopt;
   }
 
@@ -225,6 +229,7 @@ class ModelGuided : public SearchStrategy {
   bool siblings_done_ = false;
   bool final_done_ = false;
   bool turns_done_ = false;
+  bool settled_ = false;
 };
 
 }  // namespace

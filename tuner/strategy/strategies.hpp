@@ -18,4 +18,13 @@ std::unique_ptr<SearchStrategy> model_strategy(const SearchSettings& settings);
 /// when fewer than two would take part.
 std::optional<MeasureRound> turns_round(const SearchState& state, const std::vector<std::string>& close);
 
+/// After the turns: when the best turn-taking figure came out slower, by more than the band that chose who
+/// took turns, than the sequential median of a timed candidate that took no turns (scaled by cuBLAS's own
+/// ratio of the two figures, the card's drift), the turns are taken again with every such candidate (each
+/// strategy's last round); none otherwise. Candidates only screened stay out: a screen's few launches are
+/// too rough a figure to reopen the search on. A kernel can run slower after other kernels than after itself:
+/// on the H200 at 90f69aa two gemm_mma finalists of vw_skinny_m3_rc ran 40 us in sequence and 56 us in turns,
+/// cuBLAS 41 in both, while gemm_skinny, 3.6% off in sequence and so outside the band, ran 41 us in turns.
+std::optional<MeasureRound> settle_round(const SearchState& state);
+
 }  // namespace tunefuzz
