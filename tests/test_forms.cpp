@@ -143,17 +143,20 @@ TEST(CanonicalForm, TheSkinnyTemplateServesAMatrixVectorProductAndAOneRowCC) {
 }
 
 TEST(CanonicalForm, APointThatRefusesTheRewriteRunsTheProblemAsStated) {
-  // gemm_simt without packing reads row-major A and B only: the rewritten matrix-vector product (RC) is not
-  // its to run, the RR problem as stated is.
-  const KernelTemplate& simt = find_template("gemm_simt");
-  std::vector<std::pair<std::string, int64_t>> values = simt.default_point().values();
-  for (auto& [name, value] : values)
-    if (name == "VEC") value = 1;  // scalar loads: N = 1 as stated is the point's to run
+  // A gemm_mma image of the RR kernel alone (LAYOUTS=1): the rewritten matrix-vector product (RC) is not its
+  // to run, the RR problem as stated is.
+  const KernelTemplate& mma = find_template("gemm_mma");
+  std::vector<std::pair<std::string, int64_t>> values = mma.default_point().values();
+  for (auto& [name, value] : values) {
+    if (name == "VEC") value = 1;      // scalar loads: N = 1 as stated is the point's to run
+    if (name == "LAYOUTS") value = 1;  // RR only
+  }
   const Point point(values);
   GemmShape gemv;
   gemv.m = 256, gemv.n = 1, gemv.k = 256, gemv.lda = 256, gemv.ldb = 1, gemv.ldc = 1;
-  ASSERT_FALSE(simt.refusal(point, gemv));
-  const GemmForm run = launch_form(simt, point, gemv);
+  ASSERT_FALSE(mma.refusal(point, gemv));
+  ASSERT_TRUE(canonical_form(gemv).swapped);
+  const GemmForm run = launch_form(mma, point, gemv);
   EXPECT_TRUE(run.shape == gemv);
   EXPECT_FALSE(run.swapped);
 }

@@ -142,7 +142,7 @@ TEST_F(Resume, FuzzRunStartsNoJobOnceItsBudgetIsSpent) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t at = text.find("fuzz_workers: 4");
   ASSERT_NE(at, std::string::npos);
-  text.replace(at, 15, "fuzz_workers: 1");  // one job at a time: four 6 s jobs would take 24 s
+  text.replace(at, 15, "fuzz_workers: 1");  // one job at a time: six 6 s jobs would take 36 s
   const fs::path config = root_ / "one_worker.yaml";
   std::ofstream(config) << text;
   ::setenv("FAKE_STEP_S", "6", 1);
@@ -153,7 +153,7 @@ TEST_F(Resume, FuzzRunStartsNoJobOnceItsBudgetIsSpent) {
   ASSERT_EQ(code, 1);
   const YAML::Node report = YAML::LoadFile((root_ / "fuzz-run.yaml").string());
   EXPECT_EQ(report["rounds"].as<int>(), 1);
-  EXPECT_EQ(report["last_round_not_started"].as<int>(), 3) << "one job started within the budget";
+  EXPECT_EQ(report["last_round_not_started"].as<int>(), 5) << "one job started within the budget";
   EXPECT_NE(report["empty_work"].as<std::string>("").find("fewer than one round"), std::string::npos);
 }
 
@@ -176,13 +176,23 @@ TEST_F(Resume, TheCandidatesRunningWhenItWasKilledRunAgain) {
 // A candidate the campaign died on twice in a row may be what takes it down: it is quarantined, and runs
 // again only when asked.
 TEST_F(Resume, TheCandidatesRunningWhenItDiedTwiceAreQuarantinedUnlessRetried) {
+  // As many fuzz workers as the smoke config compiles candidates, so that all of them are running when
+  // each kill comes.
+  std::ifstream in(kConfig);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("fuzz_workers: 4");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 15, "fuzz_workers: 8");
+  fs::create_directories(root_ / "quarantine");
+  const std::string config = (root_ / "quarantine" / "every_worker.yaml").string();
+  std::ofstream(config) << text;
   const fs::path table = root_ / "quarantine" / "smoke.yaml";
   ::setenv("FAKE_STEP_S", "3", 1);  // every fuzz job is still running when each kill comes
-  kill_after(start({"run", kConfig, "-o", table.string()}), 1.5);
-  kill_after(start({"run", kConfig, "-o", table.string(), "--resume"}), 1.5);
+  kill_after(start({"run", config, "-o", table.string()}), 1.5);
+  kill_after(start({"run", config, "-o", table.string(), "--resume"}), 1.5);
   ::setenv("FAKE_STEP_S", "0.3", 1);
   // With its candidates quarantined a problem has no winner: no row, and the campaign fails.
-  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume"})), 1);
+  ASSERT_EQ(wait_for(start({"run", config, "-o", table.string(), "--resume"})), 1);
   const YAML::Node summary = YAML::LoadFile(fs::path(table).replace_extension(".stages.yaml").string());
   EXPECT_GT(summary["fuzz"]["quarantined"].as<int64_t>(), 0) << YAML::Dump(summary["fuzz"]);
   EXPECT_EQ(summary["fuzz"]["quarantined"].as<int64_t>(),
@@ -198,7 +208,7 @@ TEST_F(Resume, TheCandidatesRunningWhenItDiedTwiceAreQuarantinedUnlessRetried) {
     }
   }
   // Asked to, a later resume runs them and the table is the uninterrupted one.
-  ASSERT_EQ(wait_for(start({"run", kConfig, "-o", table.string(), "--resume", "--retry-quarantined"})), 0);
+  ASSERT_EQ(wait_for(start({"run", config, "-o", table.string(), "--resume", "--retry-quarantined"})), 0);
   EXPECT_EQ(problems(table), reference_);
 }
 
