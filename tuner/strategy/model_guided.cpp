@@ -32,6 +32,7 @@ constexpr double kFinalWindow = 0.03;     // screens this close to the fastest a
 constexpr size_t kMostFinalists = 2;      // ... at most this many, ...
 constexpr size_t kMoreFinalists = 3;      // ... or this many where the problem has many candidates ...
 constexpr size_t kManyCandidates = 50;    // ... (this many or more)
+constexpr size_t kFewCandidates = 8;      // fewer than this: every candidate is screened in the first round
 
 // Why the first round grows with the candidates, the sibling window is 0.35 and large problems time three
 // finalists: on the H200 journal of 86ec184 (BN 192 and more split-K points in the space), with 4 first
@@ -39,6 +40,11 @@ constexpr size_t kManyCandidates = 50;    // ... (this many or more)
 // 64x128 tiles with 16 splits, ranked 8th by the raw model, was never screened; and its 8-stage member ran
 // more than 20% faster than the 4-stage one, a difference the model does not see) and odd_1000 by 2.3% (the
 // winner's screen was third within 3% of the fastest). Replays: results/strategy-replay-*.yaml.
+// Why a problem with few candidates is screened whole: on the H200 vendor-weak record of 1e7764f,
+// vw_tf32_rc_2047x4097x1025 had 6 candidates; the model probed one of each tile group and a sibling, missed
+// the winner (the 2-CTA-cluster twin of a probed 128x128 tile, 10% faster than it) and picked a tile 3.6%
+// slower. Screening all six costs two screens more than that search did; below eight candidates the model
+// saves a few screens at most.
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -96,6 +102,11 @@ class ModelGuided : public SearchStrategy {
     }
     MeasureRound round;
     round.baseline = true;
+    if (state.candidates.size() < kFewCandidates) {
+      for (const SearchCandidate& c : state.candidates) round.screen.push_back(c.id);
+      if (round.screen.empty()) return std::nullopt;
+      return round;
+    }
     const size_t first = std::clamp(state.candidates.size() / kFirstRoundPer, kFirstRound, kFirstRoundMost);
     std::set<std::string> groups;
     std::map<std::string, size_t> per_template;
