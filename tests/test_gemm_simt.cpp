@@ -786,9 +786,10 @@ TEST(GemmSimt16bit, ShippedPointsCompileForEveryTypePair) {
       // fp32 are stored by cvt.rn.
       EXPECT_EQ(contains(kernel.ptx, "cvt.f32.f16"),
                 types.input == Precision::fp16 || types.output == Precision::fp16);
-      if (types.output != Precision::fp32)
+      if (types.output != Precision::fp32) {
         EXPECT_TRUE(
             contains(kernel.ptx, types.output == Precision::bf16 ? "cvt.rn.bf16x2.f32" : "cvt.rn.f16x2.f32"));
+      }
       const auto meta = kernel_meta(kernel.ptx);
       ASSERT_TRUE(meta.has_value());
       EXPECT_EQ((*meta)[0], simt16().threads_per_block(point));
