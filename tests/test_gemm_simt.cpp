@@ -476,10 +476,11 @@ TEST(GemmSimtRefusal, EveryLayoutIsReadInPlace) {
       EXPECT_FALSE(plan.transpose_a || plan.transpose_b);
       EXPECT_EQ(simt().refusal(pack, s).has_value(), !plan.pack_a && !plan.pack_b);
       const auto bytes = [](int64_t b) { return (b + 255) / 256 * 256; };
-      if (plan.pack_a || plan.pack_b)
+      if (plan.pack_a || plan.pack_b) {
         EXPECT_EQ(simt().geometry(pack, s).workspace_bytes,
                   (plan.pack_a ? bytes(plan.a_rows * plan.lda * 4) : 0) +
                       (plan.pack_b ? bytes(plan.b_rows * plan.ldb * 4) : 0));
+      }
     }
   }
   // M = 7 with A column-major: VEC=4 needs the stored rows (M long) whole vectors; PACK=1 pads them, and
