@@ -215,20 +215,15 @@ TEST(StrategySettle, TurnsSlowerThanAnOutsidersSequenceAreTakenAgain) {
       result.baseline.status = "timed";
       result.baseline.median_ms = 0.04102;
       if (round->interleave_baseline) result.baseline.interleaved_median_ms = 0.04107;
-      for (const std::string& id : round->screen) {
-        TimedEntry e;
-        e.id = id;
-        e.status = "screened";
-        e.median_ms = sequence.at(id);
-        result.entries.push_back(e);
-      }
-      for (const std::string& id : round->time) {
-        TimedEntry e;
-        e.id = id;
-        e.status = "timed";
-        e.median_ms = sequence.at(id);
-        result.entries.push_back(e);
-      }
+      for (const auto& [ids_of_kind, status] :
+           {std::pair{&round->screen, "screened"}, {&round->time, "timed"}})
+        for (const std::string& id : *ids_of_kind) {
+          TimedEntry e;
+          e.id = id;
+          e.status = status;
+          e.median_ms = sequence.at(id);
+          result.entries.push_back(e);
+        }
       const bool again =
           std::any_of(round->interleave.begin(), round->interleave.end(), [&](const std::string& id) {
             return state.entries.count(id) && state.entries.at(id).interleaved_median_ms > 0;
