@@ -18,8 +18,6 @@ struct TfGemmParams {
   float* workspace;
   tf_i64 ldw;
   tf_i64 splits;
-  tf_i32 a_column_major;  // A stored K×M: element (i, k) at i + k·lda
-  tf_i32 b_column_major;  // B stored N×K: element (k, j) at k + j·ldb
 };
 
 // Arguments of the padding copy that stages a misaligned operand into an aligned scratch buffer:

@@ -4,8 +4,8 @@
 // A (BM, BK) and B (BK, BN) tiles are loaded VEC elements at a time into registers, then stored as fp32 into
 // a STAGES-deep ring in shared memory: A transposed, (BK, BM), so that at each k a thread reads its TM values
 // of A as float4 vectors, as it reads its TN values of B. A and B are read in their stored order, row- or
-// column-major (TfGemmParams' flags, a run-time argument: one kernel serves every order), the vectors running
-// along the stored rows, and put in the stages' order on the way from registers to shared memory. Every
+// column-major (one kernel per order, tf_gemm_rr … tf_gemm_cc, those in LAYOUTS), the vectors running along
+// the stored rows, and put in the stages' order on the way from registers to shared memory. Every
 // M, N, K ≥ 1 is handled (K = 0 by tf_scale_c, scale_c.h); VEC must divide the stored row lengths and leading
 // dimensions of A and B, unless the launcher packs them into zero-padded 16-byte rows first (PACK=1, CUDA only:
 // tf_pack from pack.h, which this module exports on CUDA). The kernel is small and walks no TMA ring, so a
@@ -53,6 +53,9 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8  // CTA raster swizzle: tile rows walked together so concurrent CTAs share L2 lines
+#endif
+#ifndef LAYOUTS
+#define LAYOUTS 15  // storage orders with a kernel in the image: TF_LAYOUT_RR 1, _RC 2, _CR 4, _CC 8
 #endif
 #ifndef TF_INPUT
 #define TF_INPUT TF_TYPE_FP32  // element type of A and B: fp32, or fp16 or bf16 (CUDA)
@@ -117,6 +120,7 @@ static_assert(BK % VEC == 0 && BM % VEC == 0 && BN % VEC == 0,
               "VEC must divide BK, BM and BN (a load stays within one stored row of a tile)");
 static_assert(MIN_BLOCKS >= 1, "MIN_BLOCKS must be at least 1");
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
+static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
 
 #if !defined(__HIPCC_RTC__)
 #include "input_types.h"   // A's and B's 16-bit elements to fp32 (PTX conversions: CUDA only)
@@ -242,30 +246,30 @@ __device__ __forceinline__ VecAt b_vector(int v, bool column_major) {
   return column_major ? VecAt{(v % (BK / VEC)) * VEC, v / (BK / VEC)} : VecAt{v / (BN / VEC), (v % (BN / VEC)) * VEC};
 }
 
+template <bool kACol, bool kBCol>
 __device__ __forceinline__ void fetch(Staged& s, const TfGemmParams& p, TileCoords t, tf_i64 k0) {
   const in_t* a = static_cast<const in_t*>(p.a);
   const in_t* b = static_cast<const in_t*>(p.b);
-  const bool a_col = p.a_column_major != 0, b_col = p.b_column_major != 0;
 #pragma unroll
   for (int i = 0; i < kALoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
-    const VecAt at = a_vector(v, a_col);
+    const VecAt at = a_vector(v, kACol);
     const tf_i64 row = t.m0 + at.row, col = k0 + at.col;
 #if TF_MUTANT == TF_MUTANT_NO_K_GUARD
     const bool inside = row < p.m;
 #elif TF_MUTANT == TF_MUTANT_COL_GUARD_STORED
-    const bool inside = a_col ? col < p.m && row < p.k : row < p.m && col < p.k;
+    const bool inside = kACol ? col < p.m && row < p.k : row < p.m && col < p.k;
 #else
     const bool inside = row < p.m && col < p.k;
 #endif
     const bool mine = kAVectors % kThreads == 0 || v < kAVectors;
-    const tf_i64 offset = a_col ? element_offset(col, p.lda, row) : element_offset(row, p.lda, col);
+    const tf_i64 offset = kACol ? element_offset(col, p.lda, row) : element_offset(row, p.lda, col);
     s.a[i] = mine && inside ? load_vec(a + offset) : zero_vec();
   }
 #pragma unroll
   for (int i = 0; i < kBLoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
-    const VecAt at = b_vector(v, b_col);
+    const VecAt at = b_vector(v, kBCol);
     const tf_i64 row = k0 + at.row, col = t.n0 + at.col;
 #if TF_MUTANT == TF_MUTANT_NO_K_GUARD
     const bool inside = col < p.n;
@@ -273,21 +277,21 @@ __device__ __forceinline__ void fetch(Staged& s, const TfGemmParams& p, TileCoor
     const bool inside = row < p.k && col < p.n;
 #endif
     const bool mine = kBVectors % kThreads == 0 || v < kBVectors;
-    const tf_i64 offset = b_col ? element_offset(col, p.ldb, row) : element_offset(row, p.ldb, col);
+    const tf_i64 offset = kBCol ? element_offset(col, p.ldb, row) : element_offset(row, p.ldb, col);
     s.b[i] = mine && inside ? load_vec(b + offset) : zero_vec();
   }
 }
 
 // A goes in transposed, a_stage[k][m]: a row-major A element by element, a column-major A as it came (a
 // vector along M). B goes in as b_stage[k][n]: a row-major B as it came, a column-major B element by element.
-__device__ __forceinline__ void store(const Staged& s, const TfGemmParams& p, float* a_stage, float* b_stage) {
-  const bool a_col = p.a_column_major != 0, b_col = p.b_column_major != 0;
+template <bool kACol, bool kBCol>
+__device__ __forceinline__ void store(const Staged& s, float* a_stage, float* b_stage) {
 #pragma unroll
   for (int i = 0; i < kALoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
     if (kAVectors % kThreads == 0 || v < kAVectors) {
-      const VecAt at = a_vector(v, a_col);
-      const int step = a_col ? 1 : kARow;  // from one element of the vector to the next
+      const VecAt at = a_vector(v, kACol);
+      const int step = kACol ? 1 : kARow;  // from one element of the vector to the next
 #pragma unroll
       for (int e = 0; e < VEC; ++e) a_stage[at.col * kARow + at.row + e * step] = s.a[i].v[e];
     }
@@ -296,15 +300,15 @@ __device__ __forceinline__ void store(const Staged& s, const TfGemmParams& p, fl
   for (int i = 0; i < kBLoadsPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
     if (kBVectors % kThreads == 0 || v < kBVectors) {
-      const VecAt at = b_vector(v, b_col);
+      const VecAt at = b_vector(v, kBCol);
       float* dst = b_stage + at.row * kBRow + at.col;
 #if VEC == 4
-      if (!b_col) {
+      if (!kBCol) {
         store4(dst, s.b[i].v[0], s.b[i].v[1], s.b[i].v[2], s.b[i].v[3]);
         continue;
       }
 #endif
-      const int step = b_col && TF_MUTANT != TF_MUTANT_COL_B_STEP ? kBRow : 1;
+      const int step = kBCol && TF_MUTANT != TF_MUTANT_COL_B_STEP ? kBRow : 1;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) dst[e * step] = s.b[i].v[e];
     }
@@ -406,7 +410,7 @@ namespace tf {
 // One CTA's work: unit blockIdx.x, an output tile and (kSplit) one of its K splits (tile_map.h); the split
 // launch is its own kernel. At the 128-register cap of MIN_BLOCKS=2 on 256 threads, tf_gemm still spills on
 // more 128x128 points than the plain kernel before split-K did (817a6e8 has a form that does not).
-template <bool kSplit>
+template <bool kSplit, bool kACol, bool kBCol>
 __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_vectors) {
   float* const a_smem = reinterpret_cast<float*>(smem_vectors);
   float* const b_smem = a_smem + STAGES * kAStage;
@@ -448,8 +452,8 @@ __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_ve
     const tf_i64 kt = range.begin + s;
     if (kt < k_end) {
       const int stage = static_cast<int>(kt % STAGES);
-      fetch(staged, p, t, kt * BK);
-      store(staged, p, a_smem + stage * kAStage, b_smem + stage * kBStage);
+      fetch<kACol, kBCol>(staged, p, t, kt * BK);
+      store<kACol, kBCol>(staged, a_smem + stage * kAStage, b_smem + stage * kBStage);
     }
   }
   for (tf_i64 kt = range.begin; kt < k_end; ++kt) {
@@ -457,14 +461,14 @@ __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_ve
     __syncthreads();  // stage kt is complete, and the stage stored below is no longer being read
 #endif
     const tf_i64 next = kt + STAGES - 1;
-    if (next < k_end) fetch(staged, p, t, next * BK);
+    if (next < k_end) fetch<kACol, kBCol>(staged, p, t, next * BK);
     const int s = static_cast<int>(kt % STAGES);
     tf_perturb(1, static_cast<tf_u32>(kt));  // a late reader of the stage
     compute_stage(acc, a_smem + s * kAStage, b_smem + s * kBStage, tm, tn);
     if (next < k_end) {
       const int s_next = static_cast<int>(next % STAGES);
       tf_perturb(2, static_cast<tf_u32>(kt));  // a late writer of the next stage
-      store(staged, p, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
+      store<kACol, kBCol>(staged, a_smem + s_next * kAStage, b_smem + s_next * kBStage);
     }
   }
 
@@ -488,16 +492,36 @@ __device__ __forceinline__ void gemm_unit(const TfGemmParams& p, float4* smem_ve
 
 }  // namespace tf
 
-extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm(const TfGemmParams p) {
-  extern __shared__ float4 smem_vectors[];  // float4 elements: 16-byte alignment under every compiler
-  tf::gemm_unit<false>(p, smem_vectors);
-}
-
-// Split-K (p.splits > 1): one CTA per (tile, split), units of one split adjacent; each writes its partial.
-extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm_split(const TfGemmParams p) {
-  extern __shared__ float4 smem_vectors[];
-  tf::gemm_unit<true>(p, smem_vectors);
-}
+// One kernel per storage order of A and B in LAYOUTS (rr: both row-major, cr: A column-major, ...), and its
+// split-K form (tf_gemm_split_rr, ...), as in the other templates: each has its load offsets and stage steps
+// fixed at compile time and its own register count. One kernel that read the orders from its arguments kept
+// both offset forms live: 185 registers where the row-major kernel alone takes 162 (BM=64, BN=128, BK=16,
+// TM=TN=8), so three CTAs per SM became two, and fp32 4096x4095x4096 on the H200 went from 0.842x to 0.756x
+// cuBLAS (results/vendor-weak-h200.yaml at 1e7764f).
+#define TF_SIMT_ENTRIES(order, kACol, kBCol)                                                                     \
+  extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm_##order(const TfGemmParams p) {   \
+    extern __shared__ float4 smem_vectors[]; /* float4 elements: 16-byte alignment under every compiler */       \
+    tf::gemm_unit<false, kACol, kBCol>(p, smem_vectors);                                                        \
+  }                                                                                                             \
+  /* Split-K (p.splits > 1): one CTA per (tile, split), those of one split adjacent; each writes its partial. */ \
+  extern "C" __global__ void TF_LAUNCH_BOUNDS(tf::kThreads, MIN_BLOCKS) tf_gemm_split_##order(                   \
+      const TfGemmParams p) {                                                                                   \
+    extern __shared__ float4 smem_vectors[];                                                                    \
+    tf::gemm_unit<true, kACol, kBCol>(p, smem_vectors);                                                         \
+  }
+#if LAYOUTS & TF_LAYOUT_RR
+TF_SIMT_ENTRIES(rr, false, false)
+#endif
+#if LAYOUTS & TF_LAYOUT_RC
+TF_SIMT_ENTRIES(rc, false, true)
+#endif
+#if LAYOUTS & TF_LAYOUT_CR
+TF_SIMT_ENTRIES(cr, true, false)
+#endif
+#if LAYOUTS & TF_LAYOUT_CC
+TF_SIMT_ENTRIES(cc, true, true)
+#endif
+#undef TF_SIMT_ENTRIES
 
 // Split-K's second pass (split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {

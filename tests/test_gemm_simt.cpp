@@ -125,7 +125,9 @@ TEST(GemmSimtDeclaration, IsRegisteredAndComputesFp32Only) {
   EXPECT_NE(std::find(all_templates().begin(), all_templates().end(), &simt()), all_templates().end());
   EXPECT_EQ(simt().source_file, "gemm_simt.cu");
   EXPECT_EQ(simt().entry_points,
-            (std::vector<std::string>{"tf_gemm", "tf_gemm_split", "tf_scale_c", "tf_reduce", "tf_pack"}));
+            (std::vector<std::string>{"tf_gemm_rr", "tf_gemm_rc", "tf_gemm_cr", "tf_gemm_cc",
+                                      "tf_gemm_split_rr", "tf_gemm_split_rc", "tf_gemm_split_cr",
+                                      "tf_gemm_split_cc", "tf_scale_c", "tf_reduce", "tf_pack"}));
   EXPECT_EQ(simt().supported_types, std::vector<TypePair>{kFp32});
   // The parameters the fuzz and time stages read by name are all there.
   for (const char* name : {"BM", "BN", "BK", "STAGES", "VEC", "GROUP_M"})
@@ -313,6 +315,7 @@ TEST(GemmSimtSpace, EveryConstraintCanFireAlone) {
       {"vector_in_tile", "BK=6"},  // 6 % 4 = 2
       {"switch", "PACK=2"},
       {"pack_vector_width", "PACK=1,VEC=2"},  // VEC=2 divides BK=8
+      {"layouts", "LAYOUTS=16"},
   };
   const Space space(simt(), search({}), h100());
   test::expect_every_rule_fires_alone(space, breaks);
@@ -340,6 +343,7 @@ TEST(GemmSimtSpace, PointsOnEitherSideOfEachRuleFallOnTheirSide) {
       {"vector_in_tile", "BK=4", "BK=2"},
       {"switch", "PACK=1", "PACK=2"},
       {"pack_vector_width", "PACK=1,VEC=4", "PACK=1,VEC=2"},
+      {"layouts", "LAYOUTS=15", "LAYOUTS=16"},
   };
   const Space space(simt(), search({}), h100());
   std::set<std::string> covered;
@@ -564,19 +568,36 @@ TEST(GemmSimtRefusal, ShapesLayoutsAndGridsItCannotCompute) {
 
 // ---- 5. NVRTC: every shipped point compiles into the kernel the host describes --------------------------
 
+/// `point` with LAYOUTS naming one storage order, the i-th of RR, RC, CR, CC (round robin): an image of one
+/// order compiles in about a third of the time of one with all four, and a list of points taken in turn
+/// compiles each order at a quarter of them.
+Point one_order(Point point, size_t i) {
+  std::vector<std::pair<std::string, int64_t>> values = point.values();
+  for (auto& [name, value] : values)
+    if (name == kLayoutsParameter) value = layout_bit(all_layouts()[i % 4]);
+  return Point(std::move(values));
+}
+
 TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
-  std::vector<Point> points = shipped_points("h100.yaml");
+  std::vector<Point> shipped = shipped_points("h100.yaml");
   for (const Point& p : shipped_points("h200.yaml"))
-    if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
-  ASSERT_EQ(points.size(),
+    if (std::find(shipped.begin(), shipped.end(), p) == shipped.end()) shipped.push_back(p);
+  ASSERT_EQ(shipped.size(),
             54u);  // 26 + 2 + 4 + 2 + 4 + 16, as worked out in ShippedSpacesPruneAsWorkedOutByHand
-  for (const Point& point : points) {
+  for (size_t i = 0; i < shipped.size(); ++i) {
+    const Point point = one_order(shipped[i], i);
+    const std::string entry = gemm_entry_name(all_layouts()[i % 4]);
     SCOPED_TRACE(point.str());
     const CompiledKernel& kernel = compiled(point);
     EXPECT_FALSE(kernel.image.empty());
-    ASSERT_TRUE(kernel.resources.count("tf_gemm")) << kernel.log;
-    EXPECT_GT(kernel.resources.at("tf_gemm").registers, 0);
-    EXPECT_TRUE(contains(kernel.ptx, ".entry tf_gemm"));
+    ASSERT_TRUE(kernel.resources.count(entry)) << kernel.log;
+    EXPECT_EQ(kernel.resources.count("tf_gemm_split_" + entry.substr(8)), 1u);
+    EXPECT_GT(kernel.resources.at(entry).registers, 0);
+    EXPECT_TRUE(contains(kernel.ptx, ".entry " + entry));
+    EXPECT_EQ(std::count_if(kernel.resources.begin(), kernel.resources.end(),
+                            [](const auto& r) { return r.first.starts_with("tf_gemm_"); }),
+              2)
+        << "LAYOUTS names one order: its kernel and its split-K form, no other";
     EXPECT_TRUE(kernel.resources.count("tf_scale_c")) << "the quick return of K = 0 (scale_c.h)";
     for (const std::string& instruction : simt().expected_instructions(point))
       EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
@@ -593,10 +614,35 @@ TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
     // MIN_BLOCKS caps registers at what that many CTAs leave each thread.
     const int64_t cap =
         std::min<int64_t>(255, 65536 / (simt().threads_per_block(point) * point["MIN_BLOCKS"]));
-    EXPECT_LE(kernel.resources.at("tf_gemm").registers, cap);
+    EXPECT_LE(kernel.resources.at(entry).registers, cap);
   }
-  // The classic shape fits two CTAs per SM without spilling.
-  EXPECT_FALSE(compiled(at({})).resources.at("tf_gemm").spills()) << compiled(at({})).log;
+}
+
+// Each storage order has its own kernels, fixed at compile time: at the default point (LAYOUTS=15) the image
+// exports all eight, and the classic shape fits two CTAs per SM without spilling in every order. No order
+// pays for the others' addressing: at BM=64, BN=128, BK=16 each plain kernel takes about the registers of
+// the RR image alone (162), where one kernel that read the orders at run time took 185
+// (templates/gemm_simt.cu).
+TEST(GemmSimtCompile, EachOrderHasItsOwnKernels) {
+  const CompiledKernel& all = compiled(at({}));
+  for (const Layout& layout : all_layouts())
+    for (const char* kernel : {"tf_gemm", "tf_gemm_split"}) {
+      const std::string entry = gemm_entry_name(layout, kernel);
+      SCOPED_TRACE(entry);
+      ASSERT_TRUE(all.resources.count(entry)) << all.log;
+      if (std::string(kernel) == "tf_gemm") EXPECT_FALSE(all.resources.at(entry).spills()) << all.log;
+    }
+  const Point wide = at({{"BM", 64}, {"BK", 16}});
+  const CompiledKernel& every = compiled(wide);
+  const CompiledKernel& rr = compiled(one_order(wide, 0));
+  ASSERT_TRUE(rr.resources.count("tf_gemm_rr")) << rr.log;
+  const int64_t alone = rr.resources.at("tf_gemm_rr").registers;
+  EXPECT_LT(alone, 170) << "three CTAs of 128 threads per SM";
+  for (const Layout& layout : all_layouts()) {
+    SCOPED_TRACE(to_string(layout));
+    ASSERT_TRUE(every.resources.count(gemm_entry_name(layout))) << every.log;
+    EXPECT_LE(every.resources.at(gemm_entry_name(layout)).registers, alone + 8);
+  }
 }
 
 TEST(GemmSimtCompile, ExpectedInstructionsFollowVec) {
@@ -604,7 +650,7 @@ TEST(GemmSimtCompile, ExpectedInstructionsFollowVec) {
   // the thread tile is read from shared memory as float4 at every VEC.
   for (int64_t vec : {1, 2, 4}) {
     SCOPED_TRACE("VEC=" + std::to_string(vec));
-    const Point point = at({{"VEC", vec}});
+    const Point point = at({{"VEC", vec}, {"LAYOUTS", 1}});
     const CompiledKernel& kernel = compiled(point);
     for (const std::string& instruction : simt().expected_instructions(point))
       EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
@@ -617,12 +663,12 @@ TEST(GemmSimtCompile, ExpectedInstructionsFollowVec) {
 
 TEST(GemmSimtCompile, KernelMetaFollowsEveryShapeParameter) {
   // Points that differ from the defaults in one shape parameter each record different geometry.
-  const std::vector<Point> points = {at({}),
-                                     at({{"BK", 16}}),
-                                     at({{"STAGES", 3}}),
-                                     at({{"BM", 64}}),
-                                     at({{"BN", 64}, {"TN", 4}}),
-                                     at({{"TM", 4}, {"MIN_BLOCKS", 1}})};
+  const std::vector<Point> points = {at({{"LAYOUTS", 1}}),
+                                     at({{"BK", 16}, {"LAYOUTS", 1}}),
+                                     at({{"STAGES", 3}, {"LAYOUTS", 1}}),
+                                     at({{"BM", 64}, {"LAYOUTS", 1}}),
+                                     at({{"BN", 64}, {"TN", 4}, {"LAYOUTS", 1}}),
+                                     at({{"TM", 4}, {"MIN_BLOCKS", 1}, {"LAYOUTS", 1}})};
   std::set<std::array<int64_t, 4>> distinct;
   for (const Point& point : points) {
     SCOPED_TRACE(point.str());
@@ -658,9 +704,10 @@ TEST(GemmSimtStaticAsserts, EachImpossibleCombinationFailsWithItsOwnMessage) {
        "vector_in_tile"},
       {"MIN_BLOCKS=0", kFp32, "MIN_BLOCKS must be at least 1", "positive"},
       {"GROUP_M=0", kFp32, "GROUP_M must be at least 1", "positive"},
+      {"LAYOUTS=16", kFp32, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC", "layouts"},
   };
   const std::vector<std::string> all_messages = static_assert_messages(simt_source().text);
-  ASSERT_EQ(all_messages.size(), 10u);
+  ASSERT_EQ(all_messages.size(), 11u);
   const Space space(simt(), search({}), h100());
   std::set<std::string> fired;
   for (const Impossible& c : cases) {
@@ -693,7 +740,8 @@ TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
   const std::vector<std::string>& names = gemm_simt_mutant_names();
   ASSERT_EQ(names.size(), 12u);  // 0 = none, 1..11 = TF_MUTANT_* in templates/gemm_simt.cu
   EXPECT_EQ(names[0], "none");
-  const Point point = at({});
+  // CC: the column-major load paths that mutants 10 and 11 break; the others break every order alike.
+  const Point point = at({{"LAYOUTS", 8}});
   const CompiledKernel& original = compiled(point);
   std::set<std::string> keys = {original.key};
   for (int code = 1; code < static_cast<int>(names.size()); ++code) {
@@ -709,7 +757,7 @@ TEST(GemmSimtMutants, EveryMutantCompilesToDifferentCodeUnderItsOwnKey) {
   // The barrier mutant really drops the GEMM kernel's barrier (tf_pack_transposed, also in the module, keeps
   // its own).
   const auto gemm_body = [](const std::string& ptx) {
-    const size_t at = ptx.find(".entry tf_gemm(");
+    const size_t at = ptx.find(".entry tf_gemm_cc(");
     return at == std::string::npos ? std::string() : ptx.substr(at, ptx.find(".entry", at + 1) - at);
   };
   EXPECT_TRUE(contains(gemm_body(original.ptx), "bar.sync"));
@@ -771,14 +819,21 @@ TEST(GemmSimt16bit, ShippedPointsCompileForEveryTypePair) {
   }
   ASSERT_GE(points.size(), 6u);  // 16, 32 and 64 rows against 32 and 64 columns
   // The default point (16-byte loads) too: it reaches the VEC=8 load path.
+  // (RR: in the orders that stage a vector element by element, 128x128 at VEC=8 spills at MIN_BLOCKS=2's
+  // cap.)
+  const size_t shipped = points.size();
   points.push_back(simt16().default_point());
-  for (const Point& point : points)
+  size_t compiles = 0;  // one storage order per image of a shipped point, in turn (one_order)
+  for (size_t i = 0; i < points.size(); ++i)
     for (const TypePair& types : simt16().supported_types) {
+      const size_t order = i < shipped ? compiles++ % 4 : 0;
+      const Point point = one_order(points[i], order);
+      const std::string entry = gemm_entry_name(all_layouts()[order]);
       SCOPED_TRACE(point.str() + " " + to_string(types.input) + "-" + to_string(types.output));
       const CompiledKernel kernel =
           compiler().compile(CompileRequest{&simt_source(), simt16().defines(point, types), "sm_90"});
-      ASSERT_TRUE(kernel.resources.count("tf_gemm")) << kernel.log;
-      EXPECT_FALSE(kernel.resources.at("tf_gemm").spills()) << kernel.log;
+      ASSERT_TRUE(kernel.resources.count(entry)) << kernel.log;
+      EXPECT_FALSE(kernel.resources.at(entry).spills()) << kernel.log;
       for (const std::string& instruction : simt16().expected_instructions(point))
         EXPECT_TRUE(contains(kernel.ptx, instruction)) << "missing " << instruction;
       for (const char* absent : {"mma.", "wgmma", "ldmatrix", "cp.async"})

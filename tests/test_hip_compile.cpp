@@ -238,8 +238,8 @@ TEST(HiprtcGemmSimt, DefaultPointCompilesWithItsResourcesAndNoAssembly) {
   EXPECT_EQ(elf_machine(kernel.image), EM_AMDGPU);
   EXPECT_TRUE(kernel.ptx.empty());
   EXPECT_EQ(kernel.log.find('\0'), std::string::npos);
-  ASSERT_TRUE(kernel.resources.count("tf_gemm"));
-  const KernelResources& r = kernel.resources.at("tf_gemm");
+  ASSERT_TRUE(kernel.resources.count("tf_gemm_rr"));
+  const KernelResources& r = kernel.resources.at("tf_gemm_rr");
   EXPECT_GT(r.registers, 64);  // 64 accumulators alone
   EXPECT_LE(r.registers, 512);
   EXPECT_GT(r.scalar_registers, 0);

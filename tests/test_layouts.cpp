@@ -51,14 +51,13 @@ TEST(Layouts, ACandidateExportsTheOrdersItsElementTypesProblemsUse) {
                                     "  - {name: gemm_simt, space: {}}\n"
                                     "  - {name: gemm_mma, space: {BM: [64], LAYOUTS: [15]}}\n");
   const std::vector<Candidate> candidates = space_stage(config).candidates;
-  int narrowed = 0, listed = 0, simt = 0;
+  int narrowed = 0, listed = 0;
   for (const Candidate& c : candidates) {
     SCOPED_TRACE(c.id());
-    if (!c.kernel_template->parameter(kLayoutsParameter)) {
-      ++simt;  // gemm_simt has one kernel for every order: nothing to narrow
-      continue;
-    }
-    if (c.point["BM"] == 64) {  // the config lists LAYOUTS for this space: the campaign keeps it
+    ASSERT_TRUE(c.kernel_template->parameter(kLayoutsParameter)) << "every template has a kernel per order";
+    if (c.point["BM"] == 64 &&
+        c.kernel_template->name ==
+            "gemm_mma") {  // the config lists LAYOUTS for this space: the campaign keeps it
       EXPECT_EQ(c.point[kLayoutsParameter], kAllLayouts);
       ++listed;
       continue;
@@ -69,10 +68,9 @@ TEST(Layouts, ACandidateExportsTheOrdersItsElementTypesProblemsUse) {
     EXPECT_NE(c.id().find("LAYOUTS=" + std::to_string(expected)), std::string::npos);
     ++narrowed;
   }
-  // gemm_wgmma: 2 points x (bf16, fp16); gemm_mma: 1 x 2; gemm_skinny: 1 x 2.
-  EXPECT_EQ(narrowed, 8);
+  // gemm_wgmma: 2 points x (bf16, fp16); gemm_mma: 1 x 2; gemm_skinny: 1 x 2; gemm_simt: 1 x fp32.
+  EXPECT_EQ(narrowed, 9);
   EXPECT_EQ(listed, 2);
-  EXPECT_EQ(simt, 1);
 }
 
 TEST(Layouts, APointThatComputesNoneOfTheOrdersAskedForIsNoCandidate) {
@@ -150,8 +148,8 @@ class LayoutsImage : public ::testing::Test {
   KernelCache cache_{"/nonexistent"};
 };
 
-// The compile stage judges the kernel a point launches: gemm_simt's split points run tf_gemm_split, so its
-// registers and spills are theirs; the plain points' are tf_gemm's.
+// The compile stage judges the kernel a point launches: gemm_simt's split points run tf_gemm_split_*, so its
+// registers and spills are theirs; the plain points' are tf_gemm_*'s (of the one order here, RR).
 TEST_F(LayoutsImage, TheCompileStageJudgesTheKernelAPointLaunches) {
   const Config config =
       config_with("  - {name: f, m: 8, n: 5000, k: 3000, precision: fp32}\n",
@@ -165,7 +163,8 @@ TEST_F(LayoutsImage, TheCompileStageJudgesTheKernelAPointLaunches) {
     ASSERT_EQ(c.status, CompileStatus::compiled) << c.message;
     const std::optional<CompiledKernel> kernel = image(c.candidate, "gemm_simt.cu");
     ASSERT_TRUE(kernel);  // one image for both: SPLIT_K is the launcher's
-    const std::string entry = c.candidate.point["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm";
+    EXPECT_EQ(c.candidate.point[kLayoutsParameter], layout_bit(kRR));
+    const std::string entry = c.candidate.point["SPLIT_K"] > 1 ? "tf_gemm_split_rr" : "tf_gemm_rr";
     ASSERT_EQ(kernel->resources.count(entry), 1u);
     EXPECT_EQ(c.resources.registers, kernel->resources.at(entry).registers);
     EXPECT_EQ(c.resources.spill_store_bytes, kernel->resources.at(entry).spill_store_bytes);

@@ -1,7 +1,7 @@
 // Launcher of templates/gemm_simt.cu (gemm_simt and gemm_simt_16bit): optional packing of misaligned operands
-// into zero-padded scratch in their own storage order (PACK=1), then one kernel on a 1-D grid of units
-// (output tiles × K splits), then, with more than one split, the in-order reduction of the partials (a zero
-// size: tf_scale_c or nothing).
+// into zero-padded scratch in their own storage order (PACK=1), then the kernel of the problem's storage
+// order on a 1-D grid of units (output tiles × K splits), then, with more than one split, the in-order
+// reduction of the partials (a zero size: tf_scale_c or nothing).
 #include <functional>
 #include <memory>
 
@@ -18,12 +18,17 @@ class GemmSimtRunner final : public GemmRunner {
   GemmSimtRunner(const Candidate& candidate, const std::string& image)
       : candidate_(candidate),
         module_(image),
-        gemm_(module_, "tf_gemm", opt_in(candidate)),
-        gemm_split_(module_, "tf_gemm_split", opt_in(candidate)),
         pack_(module_, kPackEntry),
         reduce_(module_, kReduceEntry),
         scale_c_(module_, kScaleCEntry),
         element_bytes_(size_of(candidate.types.input)) {
+    for (const Layout& layout : candidate.kernel_template->layouts)
+      if (candidate.point[kLayoutsParameter] & layout_bit(layout)) {
+        gemm_[layout_index(layout)] =
+            std::make_unique<LazyFunction>(module_, gemm_entry_name(layout), opt_in(candidate));
+        gemm_split_[layout_index(layout)] = std::make_unique<LazyFunction>(
+            module_, gemm_entry_name(layout, "tf_gemm_split"), opt_in(candidate));
+      }
     check_kernel_meta(module_, candidate);
   }
 
@@ -51,11 +56,16 @@ class GemmSimtRunner final : public GemmRunner {
       partials += launch_packing({&pack_, nullptr}, pack_plan(g.shape, element_bytes_, PackRule::loads16), g,
                                  element_bytes_, workspace, p, stream);
     p.workspace = reinterpret_cast<float*>(partials);
+    const int order = layout_index(g.shape.layout);
+    const std::unique_ptr<LazyFunction>& gemm = p.splits > 1 ? gemm_split_[order] : gemm_[order];
+    if (!gemm)
+      throw Error(ErrorKind::unsupported,
+                  candidate_.id() + " has no kernel for layout " + to_string(g.shape.layout));
     void* args[] = {&p};
-    check(cuLaunchKernel((p.splits > 1 ? gemm_split_ : gemm_).get(), static_cast<unsigned>(geo.grid_x), 1, 1,
+    check(cuLaunchKernel(gemm->get(), static_cast<unsigned>(geo.grid_x), 1, 1,
                          static_cast<unsigned>(geo.block_x), 1, 1,
                          static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
-          "cuLaunchKernel(tf_gemm / tf_gemm_split)");
+          "cuLaunchKernel(tf_gemm_* / tf_gemm_split_*)");
     if (p.splits > 1) launch_split_k_reduce(reduce_, p, g.shape, stream);
   }
 
@@ -70,8 +80,10 @@ class GemmSimtRunner final : public GemmRunner {
     };
   }
 
-  LazyFunction gemm_;
-  LazyFunction gemm_split_;  ///< tf_gemm_split: the launch with more than one K split
+  std::unique_ptr<LazyFunction>
+      gemm_[4];  ///< tf_gemm_rr, _rc, _cr, _cc by layout_index; null if not in LAYOUTS
+  std::unique_ptr<LazyFunction>
+      gemm_split_[4];  ///< tf_gemm_split_rr, ...: the launch with more than one K split
   LazyFunction pack_;
   LazyFunction reduce_;
   LazyFunction scale_c_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cctype>
 #include <cstdint>
 #include <string>
 
@@ -57,12 +56,6 @@ int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t thr
   int clusters = 0;
   check(cuOccupancyMaxActiveClusters(&clusters, function, &config), "cuOccupancyMaxActiveClusters");
   return std::max(clusters, 1);
-}
-
-std::string gemm_entry_name(const Layout& layout) {
-  std::string name = "tf_gemm_" + to_string(layout);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
 }
 
 std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& layout, int64_t shared_memory_bytes,
@@ -192,8 +185,6 @@ TfGemmParams gemm_params(const DeviceGemm& g) {
   p.ldc = g.shape.ldc;
   p.alpha = g.alpha;
   p.beta = g.beta;
-  p.a_column_major = g.shape.layout.a == Order::col;
-  p.b_column_major = g.shape.layout.b == Order::col;
   p.splits = 1;  // a template that splits K sets its own count (and the workspace and ldw with it)
   return p;
 }

@@ -32,11 +32,9 @@ int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memor
 int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t threads,
                           int64_t shared_memory_bytes);
 
-/// The entry point of a storage order, `tf_gemm_rr` … `tf_gemm_cc`, and its index 2·(A col) + (B col).
-std::string gemm_entry_name(const Layout& layout);
-
-/// The GEMM kernel of `layout` in `module` (gemm_entry_name), loaded on first use with `shared_memory_bytes` of
-/// dynamic shared memory opted in; `then`, when given, runs on it once after that (an occupancy to read).
+/// The index of a storage order's kernel, 2·(A col) + (B col) (gemm_entry_name names it).
+/// The GEMM kernel of `layout` in `module` (gemm_entry_name), loaded on first use with `shared_memory_bytes`
+/// of dynamic shared memory opted in; `then`, when given, runs on it once after that (an occupancy to read).
 std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& layout, int64_t shared_memory_bytes,
                                          std::function<void(CUfunction)> then = {});
 int layout_index(const Layout& layout);

@@ -34,15 +34,15 @@ void check_geometry(const Module& module, const Candidate& candidate) {
                                          describe(host));
 }
 
-/// templates/gemm_simt.cu: one kernel on a 1-D grid of output tiles, dynamic LDS, no scratch. LDS up to the
-/// 64 KiB a workgroup may address needs no opt-in on AMD.
+/// templates/gemm_simt.cu: the kernel of the problem's storage order on a 1-D grid of output tiles, dynamic
+/// LDS, no scratch. LDS up to the 64 KiB a workgroup may address needs no opt-in on AMD.
 class GemmSimtRunner final : public HipGemmRunner {
  public:
   GemmSimtRunner(const Candidate& candidate, const std::string& image)
-      : candidate_(candidate),
-        module_(image),
-        gemm_(module_.function(candidate.kernel_template->entry_points.front())),
-        scale_c_(module_.function(kScaleCEntry)) {
+      : candidate_(candidate), module_(image), scale_c_(module_.function(kScaleCEntry)) {
+    for (const Layout& layout : all_layouts())
+      if (candidate.point[kLayoutsParameter] & layout_bit(layout))
+        gemm_[order_index(layout)] = module_.function(gemm_entry_name(layout));
     check_geometry(module_, candidate);
   }
 
@@ -63,24 +63,8 @@ class GemmSimtRunner final : public HipGemmRunner {
     g.shape = form.shape;
     if (form.swapped) std::swap(g.a, g.b);
     const GemmShape& s = g.shape;
-    // Fields in declaration order: operands, sizes, leading dimensions, scales, no split-K workspace, then
-    // the storage orders of A and B.
-    TfGemmParams p{g.a,
-                   g.b,
-                   g.c,
-                   s.m,
-                   s.n,
-                   s.k,
-                   s.lda,
-                   s.ldb,
-                   s.ldc,
-                   g.alpha,
-                   g.beta,
-                   nullptr,
-                   0,
-                   1,
-                   s.layout.a == Order::col,
-                   s.layout.b == Order::col};
+    // Fields in declaration order: operands, sizes, leading dimensions, scales, then no split-K workspace.
+    TfGemmParams p{g.a, g.b, g.c, s.m, s.n, s.k, s.lda, s.ldb, s.ldc, g.alpha, g.beta, nullptr, 0, 1};
     void* args[] = {&p};
     // A zero size: nothing to do for M or N = 0, C = beta·C (tf_scale_c) for K = 0.
     const QuickReturn quick = quick_return(s);
@@ -93,16 +77,24 @@ class GemmSimtRunner final : public HipGemmRunner {
       return;
     }
     const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
-    check(hipModuleLaunchKernel(gemm_, static_cast<unsigned>(geo.grid_x), static_cast<unsigned>(geo.grid_y),
+    const hipFunction_t gemm = gemm_[order_index(s.layout)];
+    if (!gemm)
+      throw Error(ErrorKind::unsupported,
+                  candidate_.id() + " has no kernel for layout " + to_string(s.layout));
+    check(hipModuleLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), static_cast<unsigned>(geo.grid_y),
                                 static_cast<unsigned>(geo.grid_z), static_cast<unsigned>(geo.block_x), 1, 1,
                                 static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
-          "hipModuleLaunchKernel(tf_gemm)");
+          "hipModuleLaunchKernel(tf_gemm_*)");
   }
 
  private:
+  static int order_index(const Layout& layout) {
+    return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
+  }
+
   Candidate candidate_;
   Module module_;
-  hipFunction_t gemm_;
+  hipFunction_t gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc; null where LAYOUTS leaves the order out
   hipFunction_t scale_c_;
 };
 

@@ -1,6 +1,7 @@
 #include "runtime/templates/gemm_rules.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 namespace tunefuzz {
@@ -30,6 +31,12 @@ const std::vector<Layout>& all_layouts() {
 
 int64_t layout_bit(const Layout& layout) {
   return int64_t{1} << ((layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0));
+}
+
+std::string gemm_entry_name(const Layout& layout, std::string_view kernel) {
+  std::string order = to_string(layout);
+  for (char& c : order) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return std::string(kernel) + "_" + order;
 }
 
 std::string layout_names(int64_t mask) {

@@ -34,6 +34,8 @@ const std::vector<Layout>& all_layouts();
 inline constexpr const char* kLayoutsParameter = "LAYOUTS";
 inline constexpr int64_t kAllLayouts = 15;
 int64_t layout_bit(const Layout& layout);
+/// The entry point of `kernel` for a storage order: `tf_gemm_rr` … `tf_gemm_cc`, `tf_gemm_split_rc`, ...
+std::string gemm_entry_name(const Layout& layout, std::string_view kernel = "tf_gemm");
 /// The ordered names of a mask's storage orders, e.g. "RR, RC".
 std::string layout_names(int64_t mask);
 ParameterDecl layouts_parameter();

@@ -102,6 +102,7 @@ std::vector<Constraint> constraints(int64_t eb) {
 std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Family& f) {
   // The kernel reads every storage order in place; PACK=1 copies misaligned operands, in their own order.
   if (auto why = operands_refusal(f.name, s, all_layouts(), "")) return why;
+  if (auto why = exported_layout_refusal(p, s)) return why;
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no load is made, nothing is packed
   const int64_t units = ceil_quotient(s.m, p["BM"]) * ceil_quotient(s.n, p["BN"]) * p["SPLIT_K"];
   if (units > INT32_MAX) return "the grid would need " + std::to_string(units) + " CTAs (over 2^31 - 1)";
@@ -125,12 +126,14 @@ LaunchGeometry geometry(const Point& p, const GemmShape& s, int64_t eb) {
 
 std::vector<std::string> expected_instructions(const Point& p, int64_t eb) {
   // Fused multiply-adds on CUDA cores and the thread tile read from shared memory as float4, at every point.
-  // fp32 VEC=4: a row-major B's 16-byte loads stored to shared memory whole (the epilogue's float4 loads of C
-  // are there at every VEC, so st.shared tells the operand loads apart). fp32 VEC=2: 8-byte loads, which
-  // nothing else uses. 16-bit VEC=8 and 4: 16- and 8-byte loads of 32-bit words.
+  // fp32 VEC=4: a row-major B's 16-byte loads stored to shared memory whole, where LAYOUTS has an order with
+  // a row-major B (the epilogue's float4 loads of C are there at every VEC, so st.shared tells the operand
+  // loads apart). fp32 VEC=2: 8-byte loads, which nothing else uses. 16-bit VEC=8 and 4: 16- and 8-byte loads
+  // of 32-bit words.
   std::vector<std::string> out = {"fma.rn.f32", "ld.shared.v4.f32"};
   const int64_t bytes = p["VEC"] * eb;
-  if (eb == 4 && bytes == 16) out.push_back("st.shared.v4.f32");
+  const int64_t row_major_b = layout_bit({Order::row, Order::row}) | layout_bit({Order::col, Order::row});
+  if (eb == 4 && bytes == 16 && (p[kLayoutsParameter] & row_major_b)) out.push_back("st.shared.v4.f32");
   if (eb == 4 && bytes == 8) out.push_back("ld.global.v2.f32");
   if (eb == 2 && bytes == 16) out.push_back("ld.global.v4.u32");
   if (eb == 2 && bytes == 8) out.push_back("ld.global.v2.u32");
@@ -143,8 +146,12 @@ KernelTemplate make_template(const Family& f) {
   t.name = f.name;
   t.source_file = "gemm_simt.cu";
   t.summary = f.summary;
-  // The packing pass runs on CUDA only: the HIP launcher does not pack.
-  t.entry_points = {"tf_gemm", "tf_gemm_split", kScaleCEntry, kReduceEntry, kPackEntry};
+  // A kernel and its split-K form per storage order in LAYOUTS. The packing pass runs on CUDA only: the HIP
+  // launcher does not pack.
+  for (const Layout& layout : all_layouts()) t.entry_points.push_back(gemm_entry_name(layout));
+  for (const Layout& layout : all_layouts())
+    t.entry_points.push_back(gemm_entry_name(layout, "tf_gemm_split"));
+  t.entry_points.insert(t.entry_points.end(), {kScaleCEntry, kReduceEntry, kPackEntry});
   t.parameters = {
       {"BM", 128, "CTA tile rows (M)"},
       {"BN", 128, "CTA tile columns (N)"},
@@ -161,18 +168,26 @@ KernelTemplate make_template(const Family& f) {
       {"SPLIT_K", 1,
        "K splits: each output tile's K loop is shared by this many CTAs, then reduced in order (CUDA only)",
        false},
+      layouts_parameter(),
   };
   t.constraints = constraints(eb);
+  t.constraints.push_back(layouts_constraint());
   t.supported_types = f.types;
-  t.layouts = all_layouts();  // read in place: the storage order is a run-time argument of the one kernel
+  t.layouts = all_layouts();  // read in place, each order by its own kernel
   t.shared_memory_bytes = shared_memory;
   t.threads_per_block = threads;
   t.expected_instructions = [eb](const Point& p) { return expected_instructions(p, eb); };
   t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
   t.geometry = [eb](const Point& p, const GemmShape& s) { return geometry(p, s, eb); };
   t.mutants = gemm_simt_mutant_names();
-  // A point that splits K launches the split kernel (the runner's choice for more than one split).
-  t.main_entry = [](const Point& p) { return std::string(p["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm"); };
+  // A point that splits K launches the split kernel (the runner's choice for more than one split): that of
+  // the first storage order in LAYOUTS.
+  t.main_entry = [](const Point& p) {
+    const std::string kernel = p["SPLIT_K"] > 1 ? "tf_gemm_split" : "tf_gemm";
+    for (const Layout& layout : all_layouts())
+      if (p[kLayoutsParameter] & layout_bit(layout)) return gemm_entry_name(layout, kernel);
+    return kernel;  // LAYOUTS names no order: the layouts constraint prunes such a point first
+  };
   serve_canonical_forms(t);
   return t;
 }

@@ -158,7 +158,7 @@ struct KernelTemplate {
   /// The injected bugs the source accepts through TF_MUTANT, by code ("none" at 0); empty: none.
   std::vector<std::string> mutants;
   /// The GEMM kernel a point's launches run, whose resources the compile stage judges (spills, occupancy);
-  /// unset: the first tf_gemm* entry point the image exports. gemm_simt names tf_gemm_split where SPLIT_K
+  /// unset: the first tf_gemm* entry point the image exports. gemm_simt names tf_gemm_split_* where SPLIT_K
   /// > 1.
   std::function<std::string(const Point&)> main_entry;
 
