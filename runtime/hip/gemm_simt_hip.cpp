@@ -77,11 +77,11 @@ class GemmSimtRunner final : public HipGemmRunner {
       return;
     }
     const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
-    const hipFunction_t gemm = gemm_[order_index(s.layout)];
-    if (!gemm)
+    const hipFunction_t kernel = gemm_[order_index(s.layout)];
+    if (!kernel)
       throw Error(ErrorKind::unsupported,
                   candidate_.id() + " has no kernel for layout " + to_string(s.layout));
-    check(hipModuleLaunchKernel(gemm, static_cast<unsigned>(geo.grid_x), static_cast<unsigned>(geo.grid_y),
+    check(hipModuleLaunchKernel(kernel, static_cast<unsigned>(geo.grid_x), static_cast<unsigned>(geo.grid_y),
                                 static_cast<unsigned>(geo.grid_z), static_cast<unsigned>(geo.block_x), 1, 1,
                                 static_cast<unsigned>(geo.shared_memory_bytes), stream, args, nullptr),
           "hipModuleLaunchKernel(tf_gemm_*)");

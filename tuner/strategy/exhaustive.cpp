@@ -17,6 +17,28 @@ std::optional<MeasureRound> turns_round(const SearchState& state, const std::vec
   return round;
 }
 
+std::optional<MeasureRound> widen_round(const SearchState& state, size_t finalists) {
+  double overstatement = 1.0, best = 0;  // the smallest full/screen ratio; the fastest full timing
+  size_t timed = 0;
+  for (const auto& [id, e] : state.entries) {
+    if (e.status != "timed") continue;
+    ++timed;
+    if (best == 0 || e.median_ms < best) best = e.median_ms;
+    if (e.screen_ms > 0) overstatement = std::min(overstatement, e.median_ms / e.screen_ms);
+  }
+  if (best == 0 || overstatement >= 1 - kCloseFraction) return std::nullopt;
+  // A screen corrected by the largest overstatement seen may still be off by the band twice over: its own
+  // few launches', and that of the kernels' overstatements, which differ from one another.
+  const double reach = best * (1 + 2 * kCloseFraction) / overstatement;
+  MeasureRound round;
+  for (const std::string& id : by_screen(state)) {
+    if (state.screens.at(id) > reach || (finalists > 0 && timed + round.time.size() >= finalists)) break;
+    if (state.entries.at(id).status != "timed") round.time.push_back(id);
+  }
+  if (round.time.empty()) return std::nullopt;
+  return round;
+}
+
 std::optional<MeasureRound> settle_round(const SearchState& state) {
   double best_turns = 0;
   for (const auto& [id, e] : state.entries)

@@ -2,8 +2,9 @@
 // close to the fastest, goes on to a rung of twice the launches (four times before cc0b164: the decision is
 // made by the full timings at the end, which the wider last rung spends more on); and so on, until a cut
 // would drop nothing (at most `kLastRung` left, or all within the screens' noise). Those are verified and
-// timed in full, and the close ones re-timed in turns as the exhaustive strategy does. It spends fewer
-// launches than exhaustive, but still looks at every candidate once.
+// timed in full (with more where the screens overstated a full timing: widen_round), and the close ones
+// re-timed in turns as the exhaustive strategy does. It spends fewer launches than exhaustive, but still
+// looks at every candidate once.
 #include <algorithm>
 
 #include "tuner/strategy/strategies.hpp"
@@ -50,6 +51,10 @@ class Halving : public SearchStrategy {
       round.time = ranked;
       return round;
     }
+    if (!widened_) {  // screens that overstated a full timing: whatever they may have misranked
+      widened_ = true;
+      if (auto round = widen_round(state, static_cast<size_t>(settings_.finalists))) return round;
+    }
     if (!turns_done_) {
       turns_done_ = true;
       return turns_round(state, close_to_best(state, kCloseFraction));
@@ -80,6 +85,7 @@ class Halving : public SearchStrategy {
   std::vector<std::string> survivors_;
   int64_t launches_ = 1;
   bool timed_ = false;
+  bool widened_ = false;
   bool turns_done_ = false;
   bool settled_ = false;
 };

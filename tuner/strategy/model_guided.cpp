@@ -3,8 +3,9 @@
 // measures how far off it is; later rounds screen only candidates the refined model says could still beat
 // the fastest screen (by more than its error), best first, a few at a time; one more round screens the rest
 // of the groups closest to the fastest screen (members the model cannot tell apart), a member of each in
-// turn; the fastest screens are then verified and timed in full, and those whose full timings stay within
-// kCloseFraction of the fastest are re-timed in turns with each other and cuBLAS (exhaustive's last round).
+// turn; the fastest screens are then verified and timed in full (with more where the screens overstated a
+// full timing: widen_round), and those whose full timings stay within kCloseFraction of the fastest are
+// re-timed in turns with each other and cuBLAS (exhaustive's last round).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -65,6 +66,10 @@ class ModelGuided : public SearchStrategy {
       }
       final_done_ = true;
       return final_round(state);
+    }
+    if (!widened_) {  // screens that overstated a full timing: whatever they may have misranked
+      widened_ = true;
+      if (auto round = widen_round(state, static_cast<size_t>(settings_.finalists))) return round;
     }
     if (!turns_done_) {  // as exhaustive does: only the finalists whose full timings stay close take turns
       turns_done_ = true;
@@ -239,6 +244,7 @@ class ModelGuided : public SearchStrategy {
   std::map<std::string, double> raw_;
   bool siblings_done_ = false;
   bool final_done_ = false;
+  bool widened_ = false;
   bool turns_done_ = false;
   bool settled_ = false;
 };

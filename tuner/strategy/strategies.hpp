@@ -14,6 +14,16 @@ std::unique_ptr<SearchStrategy> exhaustive_strategy(const SearchSettings& settin
 std::unique_ptr<SearchStrategy> halving_strategy(const SearchSettings& settings);
 std::unique_ptr<SearchStrategy> model_strategy(const SearchSettings& settings);
 
+/// After a strategy's full timings: when one came out faster than its own screen by more than kCloseFraction,
+/// the screens overstate some kernels' times at this problem's scale, by more for some than for others, and
+/// may misrank them: the screens that could still win, corrected by the largest overstatement seen and
+/// allowed twice the band, are then timed in full, fastest first, until `finalists` are (exhaustive's count;
+/// 0: no cap); none otherwise. On the
+/// H200 at d4942a0, llm_mlp_up's winner screened at 2.97 ms, eighth, and ran 2.52 ms timed in full, while the
+/// 128x128 tiles that screened first ran 2.66 to 2.83: halving and the model-guided search timed only the
+/// first few and came out 5.4% slower than the exhaustive search, which times eight.
+std::optional<MeasureRound> widen_round(const SearchState& state, size_t finalists);
+
 /// The round that re-times `close` (timed candidates) taking turns, with cuBLAS when its timing stands; none
 /// when fewer than two would take part.
 std::optional<MeasureRound> turns_round(const SearchState& state, const std::vector<std::string>& close);
