@@ -235,13 +235,18 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
   // 1}, SPLIT_K in {4, 16}: 16 points on four images. The most threads, 512 at 64x128, leave 64 registers >=
   // 16 + 8 + 24 + staged, staged = (ceil(256 / 512) + ceil(512 / 512)) * 4 = 8: all 16 kept. Shared memory is
   // at most 2 * 16 * 260 * 4 = 33280 bytes everywhere.
+  // Seventh entry (128 outputs a thread): BM, BN in {128, 256}, BK in {8, 16}, TM=16, TN=8, MIN_BLOCKS=1,
+  // PACK in {0, 1}: 16 points. 256x256 has 16 * 32 = 512 threads -> 128 registers < 128 + 24 + 24 + staged:
+  // pruned (4 points). 128x256 and 256x128 have 256 threads -> 255 >= 128 + 24 + 24 + staged, staged at most
+  // (2 + 4)
+  // * 4 = 24 at BK=16; 128x128, 128 threads, likewise: 12 kept.
   for (const char* file : {"h100.yaml", "h200.yaml"}) {
     SCOPED_TRACE(file);
     const Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR "/configs/") + file);
     std::vector<SpaceReport> reports;
     for (const TemplateSearch& s : config.templates)
       if (s.name == "gemm_simt") reports.push_back(Space(simt(), s, config.gpu.limits).prune());
-    ASSERT_EQ(reports.size(), 6u);
+    ASSERT_EQ(reports.size(), 7u);
     EXPECT_EQ(reports[0].enumerated, 32);
     EXPECT_EQ(pruned_counts(reports[0]), counts_with({{"register_budget", 6}}));
     EXPECT_EQ(reports[0].kept.size(), 26u);
@@ -276,6 +281,10 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
     EXPECT_EQ(pruned_counts(reports[5]), counts_with({}));
     EXPECT_EQ(reports[5].kept.size(), 16u);
     for (const Point& p : reports[5].kept) EXPECT_GT(p["SPLIT_K"], 1) << p.str();
+    EXPECT_EQ(reports[6].enumerated, 16);
+    EXPECT_EQ(pruned_counts(reports[6]), counts_with({{"register_budget", 4}}));
+    EXPECT_EQ(reports[6].kept.size(), 12u);
+    for (const Point& p : reports[6].kept) EXPECT_LT(p["BM"] * p["BN"], 256 * 256) << p.str();
     for (const SpaceReport& r : reports)
       for (const Point& p : r.kept) {
         const std::optional<std::string> why = simt().refusal(p, shape_of(*fp32));
@@ -583,7 +592,7 @@ TEST(GemmSimtCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
   for (const Point& p : shipped_points("h200.yaml"))
     if (std::find(shipped.begin(), shipped.end(), p) == shipped.end()) shipped.push_back(p);
   ASSERT_EQ(shipped.size(),
-            54u);  // 26 + 2 + 4 + 2 + 4 + 16, as worked out in ShippedSpacesPruneAsWorkedOutByHand
+            66u);  // 26 + 2 + 4 + 2 + 4 + 16 + 12, as worked out in ShippedSpacesPruneAsWorkedOutByHand
   for (size_t i = 0; i < shipped.size(); ++i) {
     const Point point = one_order(shipped[i], i);
     const std::string entry = gemm_entry_name(all_layouts()[i % 4]);
