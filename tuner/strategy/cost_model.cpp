@@ -25,10 +25,20 @@ struct Issue {
   int64_t warps_to_fill;
 };
 
-Issue issue_of(const KernelTemplate& t) {
+Issue issue_of(const Candidate& c) {
+  const KernelTemplate& t = *c.kernel_template;
   if (t.name.starts_with("gemm_wgmma")) return {1.0, 8};
-  if (t.name.starts_with("gemm_simt")) return {0.07, 16};  // FMA on CUDA cores
-  return {0.6, 16};                              // mma.sync: gemm_mma*, gemm_skinny
+  if (t.name.starts_with("gemm_simt")) {
+    // FMA on CUDA cores. A thread's TM x TN outputs are that many independent FMAs per k, which hide latency
+    // as warps do: 16 warps of 8x8 threads fill an SM, 8 of 16x8 (cuBLAS's FFMA kernel runs 8 warps of 16x8
+    // on the H200). Its (TM + TN) / 4 shared-memory vector loads per k take issue slots from the FMAs.
+    const double outputs = static_cast<double>(c.point["TM"] * c.point["TN"]);
+    const auto fma_share = [](double tile, double sides) { return tile / (tile + sides / 4); };
+    const double share =
+        0.07 * fma_share(outputs, static_cast<double>(c.point["TM"] + c.point["TN"])) / fma_share(64, 16);
+    return {share, std::clamp<int64_t>(static_cast<int64_t>(1024 / std::max(outputs, 1.0)), 8, 16)};
+  }
+  return {0.6, 16};  // mma.sync: gemm_mma*, gemm_skinny
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / std::max<int64_t>(b, 1); }
@@ -74,7 +84,7 @@ CostEstimate estimate_cost(const SearchCandidate& candidate, const GemmShape& pr
   const int64_t resident = std::clamp<int64_t>(ceil_div(units, sms), 1, blocks);
   const int64_t waves = ceil_div(units, sms * resident);
   const int64_t warps = ceil_div(t.threads_per_block(c.point), 32);
-  const Issue issue = issue_of(t);
+  const Issue issue = issue_of(c);
   const double fill = std::min(1.0, static_cast<double>(resident * warps) / static_cast<double>(issue.warps_to_fill));
   const double element = size_of(c.types.input), output = size_of(c.types.output);
 
