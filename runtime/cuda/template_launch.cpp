@@ -68,10 +68,6 @@ std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& lay
   });
 }
 
-int layout_index(const Layout& layout) {
-  return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
-}
-
 bool launch_quick_return(const LazyFunction& scale_c, const DeviceGemm& g, CUstream stream) {
   switch (quick_return(g.shape)) {
     case QuickReturn::none:

@@ -32,12 +32,11 @@ int64_t resident_ctas(CUfunction function, int64_t threads, int64_t shared_memor
 int64_t resident_clusters(CUfunction function, int64_t cluster_size, int64_t threads,
                           int64_t shared_memory_bytes);
 
-/// The index of a storage order's kernel, 2·(A col) + (B col) (gemm_entry_name names it).
 /// The GEMM kernel of `layout` in `module` (gemm_entry_name), loaded on first use with `shared_memory_bytes`
 /// of dynamic shared memory opted in; `then`, when given, runs on it once after that (an occupancy to read).
-std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& layout, int64_t shared_memory_bytes,
+std::unique_ptr<LazyFunction> gemm_entry(const Module& module, const Layout& layout,
+                                         int64_t shared_memory_bytes,
                                          std::function<void(CUfunction)> then = {});
-int layout_index(const Layout& layout);
 
 /// The launch a GEMM with a zero size makes instead of the template's own (tunefuzz::quick_return): none for
 /// M or N = 0, tf_scale_c (`scale_c`, from the candidate's module) for K = 0. True when `gemm` was such a

@@ -42,7 +42,7 @@ class GemmSimtRunner final : public HipGemmRunner {
       : candidate_(candidate), module_(image), scale_c_(module_.function(kScaleCEntry)) {
     for (const Layout& layout : all_layouts())
       if (candidate.point[kLayoutsParameter] & layout_bit(layout))
-        gemm_[order_index(layout)] = module_.function(gemm_entry_name(layout));
+        gemm_[layout_index(layout)] = module_.function(gemm_entry_name(layout));
     check_geometry(module_, candidate);
   }
 
@@ -77,7 +77,7 @@ class GemmSimtRunner final : public HipGemmRunner {
       return;
     }
     const LaunchGeometry geo = candidate_.kernel_template->geometry(candidate_.point, g.shape);
-    const hipFunction_t kernel = gemm_[order_index(s.layout)];
+    const hipFunction_t kernel = gemm_[layout_index(s.layout)];
     if (!kernel)
       throw Error(ErrorKind::unsupported,
                   candidate_.id() + " has no kernel for layout " + to_string(s.layout));
@@ -88,10 +88,6 @@ class GemmSimtRunner final : public HipGemmRunner {
   }
 
  private:
-  static int order_index(const Layout& layout) {
-    return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
-  }
-
   Candidate candidate_;
   Module module_;
   hipFunction_t gemm_[4] = {};  ///< tf_gemm_rr, _rc, _cr, _cc; null where LAYOUTS leaves the order out

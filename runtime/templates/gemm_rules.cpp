@@ -39,6 +39,10 @@ std::string gemm_entry_name(const Layout& layout, std::string_view kernel) {
   return std::string(kernel) + "_" + order;
 }
 
+int layout_index(const Layout& layout) {
+  return (layout.a == Order::col ? 2 : 0) + (layout.b == Order::col ? 1 : 0);
+}
+
 std::string layout_names(int64_t mask) {
   std::string out;
   for (const Layout& layout : all_layouts())

@@ -36,6 +36,8 @@ inline constexpr int64_t kAllLayouts = 15;
 int64_t layout_bit(const Layout& layout);
 /// The entry point of `kernel` for a storage order: `tf_gemm_rr` … `tf_gemm_cc`, `tf_gemm_split_rc`, ...
 std::string gemm_entry_name(const Layout& layout, std::string_view kernel = "tf_gemm");
+/// The index of a storage order's kernel, 2·(A col) + (B col): launchers keep their kernels by it.
+int layout_index(const Layout& layout);
 /// The ordered names of a mask's storage orders, e.g. "RR, RC".
 std::string layout_names(int64_t mask);
 ParameterDecl layouts_parameter();
