@@ -23,8 +23,9 @@
 // swizzled stage with ldmatrix and issues wgmma with A in registers; the registers are reused only after
 // the previous K tile's wgmma are done.
 // Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the instruction reads M- or N-major
-// tiles), fp8 e4m3/e5m2 (m64nNk32) or tf32 (fp32 storage, m64nNk8), the last two with A row-major and B
-// column-major only (the instruction reads K-major tiles alone). C: fp16, bf16, fp32, or, for fp8 inputs,
+// tiles), fp8 e4m3/e5m2 (m64nNk32) with A row-major and B column-major only, or tf32 (fp32 storage, m64nNk8)
+// stored either way: the last two read K-major tiles alone, and the tf32 consumers rewrite an M/N-major tile
+// (column-major A, row-major B) K-major in shared memory after it lands (transpose_stage). C: fp16, bf16, fp32, or, for fp8 inputs,
 // the input type; fp32 for tf32 (templates/output_types.h). The epilogue applies alpha (and beta, reading C only
 // when beta != 0); with a 16-byte aligned C it stages column slabs in shared memory (loading C's slab there
 // with TMA first when beta != 0) and stores them with TMA (which clips partial tiles), otherwise it stores
@@ -98,6 +99,8 @@
 #define TF_MUTANT_STORE_BEFORE_SLAB_SYNC 12  // the TMA store is issued before the other warps' slab writes
 #define TF_MUTANT_RELEASE_BEFORE_MMA 13  // a stage is released as soon as it lands, before wgmma reads it
 #define TF_MUTANT_SPLIT_SLOT_WRAPS 14    // (split-K) the last split's partial lands in split 0's workspace slot
+#define TF_MUTANT_TRANSPOSE_EARLY_WRITE 15  // (tf32) a consumer rewrites a tile K-major before all have read it
+#define TF_MUTANT_TRANSPOSE_UNSYNCED 16  // (tf32) wgmma starts before every consumer's rewrite is done
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
@@ -142,6 +145,27 @@ constexpr int kOutSlab = kOutRowBytes / kOutBytes;  // C columns in one staging 
 constexpr int kEpilogueBytes = CONSUMERS * kWgM * kSwizzleBytes;  // one staging slab per consumer
 // Dynamic shared memory: 1 KiB of slack to align the ring to the swizzle pattern's 1 KiB period.
 constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
+// tf32 wgmma reads K-major tiles alone: an M/N-major operand tile is rewritten in place (transpose_stage) by
+// all consumer threads, in rounds of rows, each thread holding groups of 4 K-values of one row in registers
+// between its reads and its writes. A round must cover the rows whose new bytes are the old bytes of its own
+// rows: with BK one swizzled row (kSlab), a block of kSlab rows × BK is both kSlab K-rows of the M/N-major tile
+// and kSlab rows of the K-major one, so rounds of whole blocks work (kRoundGroups groups a thread); with a
+// deeper BK the K-major column slabs interleave every row, so the whole tile is one round.
+constexpr bool kTransposes = TF_ELEM_BYTES == 4;
+constexpr int kTransposers = 128 * CONSUMERS;
+constexpr int kRoundGroups = 2;
+constexpr int min_of(int a, int b) { return a < b ? a : b; }
+constexpr int max_of(int a, int b) { return a > b ? a : b; }
+constexpr int round_rows(int rows) {
+  return BK == kSlab ? min_of(rows, max_of(kSlab, kRoundGroups * kTransposers * 4 / BK)) : rows;
+}
+constexpr int round_groups(int rows) { return round_rows(rows) * BK / 4 / kTransposers; }
+// The registers that holds, the most over the orders in LAYOUTS (column-major A rewrites A, row-major B
+// rewrites B).
+constexpr int kTransposeRegisters =
+    !kTransposes ? 0
+                 : 4 * max_of((LAYOUTS & (TF_LAYOUT_CR | TF_LAYOUT_CC)) ? round_groups(BM) : 0,
+                              (LAYOUTS & (TF_LAYOUT_RR | TF_LAYOUT_CR)) ? round_groups(BN) : 0);
 }  // namespace tf
 
 static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_TF32 ||
@@ -163,6 +187,8 @@ static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
 static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER_M * CLUSTER_N <= 2,
               "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2");
 static_assert(tf::kMi * BN / 2 * tf::kAccumulatorSets <= 256, "more than 256 accumulators per consumer thread");
+static_assert(tf::kTransposeRegisters == 0 || tf::kMi * BN / 2 + tf::kTransposeRegisters <= 192,
+              "tf32: accumulators plus the registers that rewrite M/N-major tiles K-major exceed 192 per thread");
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -315,8 +341,8 @@ __device__ __forceinline__ tf_u64 stage_descriptor(tf_u32 stage) {
 // row. M/N-major (stored along M or N): ROWS/kSlab row slabs of BK K-rows × 128 bytes, slabs BK·128 bytes
 // apart (leading offset), 8 K-rows 1 KiB apart (stride offset), the K step kMmaK rows further. Linear in row0
 // (a multiple of 64), so a consumer's part can be added once and each block's part per wgmma: K-major rows are
-// 128 bytes each, and only 16-bit inputs (slabs of 64 rows) compile an M/N-major operand (fp8 and tf32 compute
-// RC alone).
+// 128 bytes each, and only 16-bit inputs (slabs of 64 rows) give wgmma an M/N-major operand (tf32 rewrites its
+// M/N-major tiles K-major first, fp8 computes RC alone).
 template <bool K_MAJOR, int ROWS>
 __device__ __forceinline__ tf_u32 block_offset(int row0, int kk) {
   return K_MAJOR ? (kk * kMmaK / kSlab) * ROWS * kSwizzleBytes + row0 * kSwizzleBytes + (kk * kMmaK % kSlab) * kElemBytes
@@ -362,6 +388,85 @@ __device__ __forceinline__ void load_operand(unsigned char* stage, const TfTenso
   }
 }
 
+// ---- tf32: M/N-major tiles rewritten K-major ----
+// A barrier among all consumer threads (id 3; 1 and 2 are each consumer's own).
+__device__ __forceinline__ void consumers_sync() {
+  asm volatile("bar.sync 3, %0;" ::"n"(kTransposers) : "memory");
+}
+
+// One round's groups of a thread: group j of consumer thread t is row row0 + i % round_rows(ROWS) and K-values
+// 4·(i / round_rows(ROWS)) .. + 3, i = t + j·kTransposers: a warp's lanes take 32 consecutive rows of one
+// K group.
+template <int ROWS>
+struct Groups {
+  float v[round_groups(ROWS)][4];
+};
+
+// Reads thread t's groups of a round from an M/N-major tile (ROWS/kSlab row slabs of BK K-rows × 128 bytes,
+// as TMA wrote it with the 128-byte swizzle: 16-byte chunk ^= K-row % 8). Each load of a warp reads one whole
+// swizzled 128-byte row: no bank conflicts.
+template <int ROWS>
+__device__ __forceinline__ void read_mn_round(Groups<ROWS>& g, const unsigned char* tile, int row0, int t) {
+#pragma unroll
+  for (int j = 0; j < round_groups(ROWS); ++j) {
+    const int i = t + j * kTransposers, row = row0 + i % round_rows(ROWS), k0 = i / round_rows(ROWS) * 4;
+    const int byte = row % kSlab * kElemBytes;  // along the K-row
+    const unsigned char* const slab = tile + row / kSlab * BK * kSwizzleBytes;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int k = k0 + e;
+      g.v[j][e] = *reinterpret_cast<const float*>(slab + k * kSwizzleBytes + ((((byte >> 4) ^ (k & 7)) << 4) | (byte & 15)));
+    }
+  }
+}
+
+// Writes them where the K-major tile wgmma reads has them (BK/kSlab column slabs of ROWS rows × 128 bytes,
+// chunk ^= row % 8): a group is one 16-byte chunk, and the eight lanes of a quarter warp write eight rows'
+// different chunks, all 32 banks.
+template <int ROWS>
+__device__ __forceinline__ void write_k_round(const Groups<ROWS>& g, unsigned char* tile, int row0, int t) {
+#pragma unroll
+  for (int j = 0; j < round_groups(ROWS); ++j) {
+    const int i = t + j * kTransposers, row = row0 + i % round_rows(ROWS), group = i / round_rows(ROWS);
+    constexpr int kGroupsPerSlab = kSlab / 4;
+    const int slab = group / kGroupsPerSlab, chunk = group % kGroupsPerSlab;
+    *reinterpret_cast<float4*>(tile + (slab * ROWS + row) * kSwizzleBytes + ((chunk ^ (row & 7)) << 4)) =
+        make_float4(g.v[j][0], g.v[j][1], g.v[j][2], g.v[j][3]);
+  }
+}
+
+// Rewrites one M/N-major tile K-major in place, round by round: every consumer thread reads its groups of the
+// round, all meet (a write lands on bytes other threads of the round still read), then write. A round touches
+// its own rows' bytes alone, so the next round's reads need no barrier after this one's writes.
+template <int ROWS>
+__device__ __forceinline__ void transpose_tile(unsigned char* tile, int t, int kt) {
+#pragma unroll
+  for (int row0 = 0; row0 < ROWS; row0 += round_rows(ROWS)) {
+    Groups<ROWS> g;
+    read_mn_round<ROWS>(g, tile, row0, t);
+#if TF_MUTANT != TF_MUTANT_TRANSPOSE_EARLY_WRITE
+    consumers_sync();
+#endif
+    tf_perturb(11, static_cast<tf_u32>(kt * 8 + row0 / round_rows(ROWS)));  // some warps write late
+    write_k_round<ROWS>(g, tile, row0, t);
+  }
+}
+
+// tf32: rewrites the stage's M/N-major tiles (A column-major, B row-major) K-major, makes the writes visible
+// to the async proxy wgmma reads through, and meets the other consumer threads before any wgmma. The stage
+// holds no other K tile meanwhile: its previous wgmma were done before the producer refilled it.
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void transpose_stage(unsigned char* a_tile, unsigned char* b_tile, int t, int kt) {
+  if constexpr (kTransposes && (A_COL || !B_COL)) {
+    if constexpr (A_COL) transpose_tile<BM>(a_tile, t, kt);
+    if constexpr (!B_COL) transpose_tile<BN>(b_tile, t, kt);
+    fence_async_shared();
+#if TF_MUTANT != TF_MUTANT_TRANSPOSE_UNSYNCED
+    consumers_sync();
+#endif
+  }
+}
+
 // A_REGS: the consumer warp's A of one K tile in registers, per K step and m64 block: the warp's 16 rows in
 // the m16 A-fragment layout (four 32-bit registers). Without A_REGS, wgmma reads A from shared memory and
 // this holds nothing.
@@ -400,14 +505,16 @@ __device__ __forceinline__ void load_a(AFragments& a, tf_u32 a_stage, int consum
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFragments& a, tf_u32 a_stage,
                                            tf_u32 b_stage, int consumer, bool fresh) {
-  const tf_u64 b_desc = stage_descriptor<B_COL>(b_stage);
+  // The tiles as wgmma reads them: tf32's were rewritten K-major (transpose_stage).
+  constexpr bool kAKMajor = !A_COL || kTransposes, kBKMajor = B_COL || kTransposes;
+  const tf_u64 b_desc = stage_descriptor<kBKMajor>(b_stage);
 #if !A_REGS
-  const tf_u64 a_desc = stage_descriptor<!A_COL>(a_stage) + (block_offset<!A_COL, BM>(consumer * kWgM, 0) >> 4);
+  const tf_u64 a_desc = stage_descriptor<kAKMajor>(a_stage) + (block_offset<kAKMajor, BM>(consumer * kWgM, 0) >> 4);
 #endif
 #pragma unroll
   for (int kk = 0; kk < BK / kMmaK; ++kk) {
     const int scale_d = fresh && kk == 0 ? 0 : 1;
-    const tf_u64 db = b_desc + (block_offset<B_COL, BN>(0, kk) >> 4);
+    const tf_u64 db = b_desc + (block_offset<kBKMajor, BN>(0, kk) >> 4);
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi) {
 #if A_REGS
@@ -417,7 +524,7 @@ __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFra
 #define TF_WGMMA_CALL(n) tf_wgmma16r_n##n<B_COL ? 0 : 1>(acc[mi], a.r[kk][mi], db, scale_d)
 #endif
 #else
-      const tf_u64 da = a_desc + (block_offset<!A_COL, BM>(mi * 64, kk) >> 4);
+      const tf_u64 da = a_desc + (block_offset<kAKMajor, BM>(mi * 64, kk) >> 4);
 #if TF_ELEM_BYTES == 1
 #define TF_WGMMA_CALL(n) tf_wgmma8_n##n(acc[mi], da, db, scale_d)
 #elif TF_ELEM_BYTES == 4
@@ -752,6 +859,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       if (warp_leader) release_now(&empty[ring.stage]);
 #endif
       tf_perturb(8, kt);  // between the data's arrival and the wgmma that reads it
+      transpose_stage<A_COL, B_COL>(a_ring + ring.stage * kAStageBytes, b_ring + ring.stage * kBStageBytes,
+                                    consumer * 128 + thread, kt);
       const tf_u32 a_stage = smem_address(a_ring + ring.stage * kAStageBytes);
       const tf_u32 b_stage = smem_address(b_ring + ring.stage * kBStageBytes);
       AFragments a;
@@ -830,7 +939,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 }  // namespace tf
 
 // One entry point per storage order of A and B in LAYOUTS (rr: both row-major, cr: A column-major, ...); fp8
-// and tf32 have rc only, A_REGS rr and rc only.
+// has rc only, A_REGS rr and rc only.
 // Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: C's base
 // and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
@@ -840,14 +949,14 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
            const int tma_store_c) {                                                                         \
     tf::gemm<a_col, b_col>(p, &map_a, &map_b, &map_c, tma_store_c);                                         \
   }
-// 16-bit inputs: a kernel per storage order in LAYOUTS; fp8 and tf32: the RC kernel serves every order.
+// 16-bit and tf32 inputs: a kernel per storage order in LAYOUTS; fp8: the RC kernel serves every order.
 static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
 static_assert(TF_ELEM_BYTES != 2 || !A_REGS || (LAYOUTS & (TF_LAYOUT_RR | TF_LAYOUT_RC)),
               "A_REGS=1 computes RR and RC only: LAYOUTS names neither");
-#if TF_ELEM_BYTES != 2 || (LAYOUTS & TF_LAYOUT_RC)
+#if TF_ELEM_BYTES == 1 || (LAYOUTS & TF_LAYOUT_RC)
 TF_ENTRY(tf_gemm_rc, false, true)
 #endif
-#if TF_ELEM_BYTES == 2
+#if TF_ELEM_BYTES != 1
 #if LAYOUTS & TF_LAYOUT_RR
 TF_ENTRY(tf_gemm_rr, false, false)
 #endif

@@ -54,10 +54,12 @@ class GpuTest : public ::testing::Test {
                   mutant);
   }
 
+  // `perturb`: the seed of the schedule-perturbed twin's image (templates/perturb.h), 0 for the plain image.
   static device::CaseOutcome run_on(const KernelTemplate& t, const CaseRecord& record,
                                     std::vector<std::pair<std::string, int64_t>> overrides, TypePair types,
-                                    int mutant) {
-    const Candidate candidate = candidate_at(t, std::move(overrides), types, mutant);
+                                    int mutant, int64_t perturb = 0) {
+    Candidate candidate = candidate_at(t, std::move(overrides), types, mutant);
+    candidate.perturb = perturb;
     const auto runner = device::load_candidate(candidate, image_of(candidate));
     device::CaseExecutor executor(candidate, *runner, stream_->get());
     return executor.run(record);
@@ -81,8 +83,9 @@ class GpuTest : public ::testing::Test {
     if (!source)
       source =
           std::make_unique<KernelSource>(KernelSource::load(TUNEFUZZ_SOURCE_DIR "/templates", t.source_file));
-    const CompileRequest request{source.get(), t.defines(candidate.point, candidate.types, candidate.mutant),
-                                 t.compile_arch(device_->arch)};
+    const CompileRequest request{
+        source.get(), t.defines(candidate.point, candidate.types, candidate.mutant, candidate.perturb),
+        t.compile_arch(device_->arch)};
     std::string& image = images_[compiler.key(request)];  // compile each distinct image once per suite
     if (image.empty()) image = compiler.compile(request).image;
     return image;
@@ -465,7 +468,7 @@ TEST_F(GpuTest, WgmmaFp8AndRefusals) {
   EXPECT_TRUE(refused.refused) << "K = 1031 (2062-byte rows) must be refused: " << refused.message;
 }
 
-// Split-K, packing and the K-major-only instructions (fp8, tf32) with their transposing pack: every K split
+// Split-K, packing and the K-major-only instructions (fp8 with its transposing pack, tf32): every K split
 // count including empty splits, persistent grids, odd K and misaligned operands, every layout. Of a point's
 // PACK=0 and PACK=1 twins exactly one accepts each problem (PACK=0 what TMA reads in place, PACK=1 the
 // rest), and the one that accepts computes it.
@@ -503,6 +506,50 @@ TEST_F(GpuTest, WgmmaSplitKPackingAndTransposedOperands) {
   check(gemm_wgmma_template(), {Precision::bf16, Precision::bf16}, {{"CLUSTER_M", 2}});
   check(gemm_wgmma_tf32_template(), {Precision::tf32, Precision::fp32}, {{"CLUSTER_M", 1}});
   check(gemm_wgmma_fp8_template(), {Precision::fp8e4m3, Precision::bf16}, {{"CLUSTER_M", 1}});
+}
+
+// tf32 wgmma reads K-major tiles alone, and the consumers rewrite column-major A and row-major B K-major in
+// shared memory: in rounds of 32-row blocks (BK = 32: 128x256 with two consumers, 256x128 with two m64 blocks
+// each) or a whole tile at once (BK = 64, one consumer), with and without clusters, on tails in M, N and K,
+// large K, persistent grids, C read and scaled, and K splits, in every storage order.
+TEST_F(GpuTest, WgmmaTf32RewritesEveryStorageOrderKMajor) {
+  SKIP_UNLESS_SM90();
+  const std::vector<CaseRecord> cases = {
+      record(8, 8, 8),                                          // one tile, almost all of it out of bounds
+      record(136, 264, 40, Distribution::sequential),           // one past a tile in M and N, K below BK
+      record(40, 48, 16384, Distribution::small_int),           // large K, exact
+      record(200, 72, 1000, Distribution::normal, 2.0, -1.0),   // C read and scaled
+      with(record(264, 520, 200, Distribution::normal), 3, 0),  // K split three ways
+      with(record(1096, 520, 96, Distribution::sequential), 0, 3),  // three CTAs walk 45 tiles
+  };
+  const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+      {},  // 128 x 256, BK 32, two consumers, four stages, 2x1 clusters sharing B
+      {{"BM", 256}, {"BN", 128}, {"STAGES", 3}, {"CLUSTER_M", 1}},
+      {{"BM", 64}, {"BN", 64}, {"CONSUMERS", 1}, {"BK", 64}, {"CLUSTER_M", 1}, {"CLUSTER_N", 2}},
+  };
+  const TypePair tf32{Precision::tf32, Precision::fp32};
+  for (const auto& point : points)
+    for (const Layout& layout : gemm_wgmma_tf32_template().layouts)
+      for (CaseRecord c : cases) {
+        c.layout = layout;
+        const device::CaseOutcome outcome = run_on(gemm_wgmma_tf32_template(), c, point, tf32, 0);
+        EXPECT_TRUE(outcome.passed) << ::testing::PrintToString(point) << " " << fuzz::to_string(c) << ": "
+                                    << outcome.message;
+      }
+  // Without the barrier between a round's reads and writes, or between the last writes and the wgmma, a
+  // consumer overwrites what another has yet to read, or a wgmma reads what another has yet to write: on the
+  // schedule-perturbed image (warps sleep before their writes) the 16 K tiles of each of these tiles lose.
+  const auto code = [](const char* name) {
+    const auto& names = gemm_wgmma_mutant_names();
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  for (const char* mutant : {"transpose_early_write", "transpose_unsynced"})
+    for (const char* layout : {"RR", "CC"}) {
+      const CaseRecord c = with_layout(record(512, 512, 512, Distribution::normal), layout);
+      const device::CaseOutcome outcome =
+          run_on(gemm_wgmma_tf32_template(), c, {{"CLUSTER_M", 1}}, tf32, code(mutant), 20261129);
+      EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
+    }
 }
 
 // The injected bugs that give wrong results (the others hang, which only a worker's watchdog survives:
@@ -647,7 +694,7 @@ TEST_F(GpuTest, ZeroSizesAreQuickReturnsOnEveryTemplate) {
           c.layout = layout;
           if (t->parameter("SPLIT_K")) c = with(c, c.k == 0 ? 3 : 0, c.m == 0 ? 1 : 0);
           device::CaseOutcome outcome = run_on(*t, c, {}, types, 0);
-          // fp8 and tf32 wgmma compute layout RC in place and the others through their PACK=1 twin, which
+          // fp8 wgmma computes layout RC in place and the others through its PACK=1 twin, which
           // must then serve the zero-size problem (exactly one of the twins accepts any problem).
           if (outcome.refused && t->parameter("PACK")) outcome = run_on(*t, c, {{"PACK", 1}}, types, 0);
           EXPECT_TRUE(outcome.passed)

@@ -82,10 +82,10 @@ TEST(Layouts, APointThatComputesNoneOfTheOrdersAskedForIsNoCandidate) {
       // A_REGS=1 reads row-major A: with column-major A alone asked for, only the A_REGS=0 point serves.
       {"{name: cc, m: 256, n: 256, k: 256, precision: bf16, layout: CC}",
        "{name: gemm_wgmma, space: {BM: [128], BN: [128], A_REGS: [0, 1]}}", "A_REGS", 0, layout_bit(kCC)},
-      // tf32 on wgmma reads K-major tiles: without PACK it computes RC alone, so with RR asked for only the
+      // fp8 on wgmma reads K-major tiles: without PACK it computes RC alone, so with RR asked for only the
       // PACK=1 point (which transposes B first) serves.
-      {"{name: rr, m: 256, n: 256, k: 256, precision: tf32}",
-       "{name: gemm_wgmma_tf32, space: {BM: [128], BN: [128], PACK: [0, 1]}}", "PACK", 1, layout_bit(kRR)},
+      {"{name: rr, m: 256, n: 256, k: 256, precision: fp8e4m3}",
+       "{name: gemm_wgmma_fp8, space: {BM: [128], BN: [128], PACK: [0, 1]}}", "PACK", 1, layout_bit(kRR)},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.search);

@@ -28,9 +28,8 @@ const std::vector<Layout>& all_layouts();
 /// LAYOUTS, the storage orders whose entry points a tensor-core template's image exports: one bit per order
 /// (RR 1, RC 2, CR 4, CC 8; layout_bit), all four by default. A campaign compiles each candidate for the
 /// orders its problems use (tuner/campaign/space_stage.cpp): each order is a whole kernel for the compiler,
-/// so an image of one order compiles in about a third of the time of one with four. fp8 and tf32 on wgmma run
-/// every order through their RC kernel (PACK=1 transposes first), so their image is the same whatever the
-/// mask.
+/// so an image of one order compiles in about a third of the time of one with four. fp8 on wgmma runs every
+/// order through its RC kernel (PACK=1 transposes first), so its image is the same whatever the mask.
 inline constexpr const char* kLayoutsParameter = "LAYOUTS";
 inline constexpr int64_t kAllLayouts = 15;
 int64_t layout_bit(const Layout& layout);

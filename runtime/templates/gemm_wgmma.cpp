@@ -18,7 +18,7 @@ struct Family {
   int64_t element_bytes;
   const char* summary;
   std::vector<TypePair> types;
-  const char* layout_note;   ///< why PACK=0 refuses a storage order without a kernel (fp8, tf32: all but RC)
+  const char* layout_note;   ///< why PACK=0 refuses a storage order without a kernel (fp8: all but RC)
   int64_t default_bn = 256;  ///< fp8 defaults to 128: it holds two sets of accumulators (see below)
 };
 
@@ -38,6 +38,23 @@ int64_t cluster_size(const Point& p) {
 
 int64_t rows_per_consumer(const Point& p) {
   return p["CONSUMERS"] > 0 ? p["BM"] / p["CONSUMERS"] : 0;
+}
+
+// tf32: the registers a consumer thread holds while it rewrites an M/N-major tile K-major, the most over the
+// orders in LAYOUTS (kTransposeRegisters in the kernel): 4 per group of 4 K-values of one row, for a round of
+// 2 groups a thread (rows in whole 32-row blocks) where BK is one 128-byte row, else for the whole tile.
+int64_t tf32_transpose_registers(const Point& p) {
+  const int64_t transposers = 128 * p["CONSUMERS"], bk = p["BK"], slab = kSwizzleBytes / 4;
+  if (transposers <= 0 || bk <= 0) return 0;
+  const auto round_groups = [&](int64_t rows) {
+    const int64_t round = bk == slab ? std::min(rows, std::max(slab, 2 * transposers * 4 / bk)) : rows;
+    return round * bk / 4 / transposers;
+  };
+  const int64_t mask = p[kLayoutsParameter];
+  const int64_t rr = layout_bit({Order::row, Order::row}), cr = layout_bit({Order::col, Order::row}),
+                cc = layout_bit({Order::col, Order::col});
+  return 4 * std::max((mask & (cr | cc)) ? round_groups(p["BM"]) : 0,
+                      (mask & (rr | cr)) ? round_groups(p["BN"]) : 0);
 }
 
 // The ring of STAGES × (A + B tiles), one 128-byte-row staging slab per consumer for the epilogue, and 1 KiB
@@ -94,9 +111,19 @@ std::vector<Constraint> constraints(int64_t eb) {
          return p["CLUSTER_M"] <= 2 && p["CLUSTER_N"] <= 2 && cluster_size(p) <= 2;
        }},
   };
-  if (eb == 4)
+  if (eb == 4) {
     out.push_back({"a_regs_tf32", "A_REGS=1 is for 16-bit and fp8 inputs: tf32 wgmma reads A from shared memory",
                    [](const Point& p, const GpuLimits&) { return !p["A_REGS"]; }});
+    out.push_back({"transpose_registers",
+                   "tf32 rewrites M/N-major tiles K-major through registers: the accumulators "
+                   "(BM/CONSUMERS/64)*BN/2 plus 4 per group of 4 K-values a consumer thread holds at once (2 "
+                   "groups with BK = 32; with a deeper BK the whole tile of column-major A or row-major B, "
+                   "rows*BK/4/(128*CONSUMERS), over the orders in LAYOUTS) exceed 192",
+                   [](const Point& p, const GpuLimits&) {
+                     const int64_t moved = tf32_transpose_registers(p);
+                     return moved == 0 || rows_per_consumer(p) / 64 * p["BN"] / 2 + moved <= 192;
+                   }});
+  }
   return out;
 }
 
@@ -181,7 +208,7 @@ KernelTemplate make_template(const Family& f) {
                                     (p[kLayoutsParameter] & (layout_bit({Order::row, Order::row}) |
                                                              layout_bit({Order::row, Order::col})));
                            }});
-  t.layouts = all_layouts();  // fp8, tf32: all but RC with PACK=1 only (refusal)
+  t.layouts = all_layouts();  // fp8: all but RC with PACK=1 only (refusal)
   t.supported_types = f.types;
   t.shared_memory_bytes = [eb](const Point& p) { return shared_memory(p, eb); };
   t.threads_per_block = threads;
@@ -250,10 +277,10 @@ const KernelTemplate& gemm_wgmma_tf32_template() {
   static const KernelTemplate t =
       make_template({"gemm_wgmma_tf32",
                      4,
-                     "Hopper GEMM (sm_90a) on tf32 wgmma (m64nNk8, fp32 storage and C): RC, other layouts "
-                     "transposed first (PACK=1)",
+                     "Hopper GEMM (sm_90a) on tf32 wgmma (m64nNk8, fp32 storage and C), any layout: "
+                     "M/N-major tiles rewritten K-major in shared memory",
                      {{Precision::tf32, Precision::fp32}},
-                     "tf32 wgmma reads K-major A and B: it has a kernel for layout RC only"});
+                     ""});
   return t;
 }
 
@@ -287,12 +314,12 @@ bool gemm_wgmma_computes(const Point& p, const Layout& layout) {
 }
 
 std::vector<Layout> gemm_wgmma_kernel_layouts(int64_t element_bytes) {
-  if (element_bytes == 2) return all_layouts();
+  if (element_bytes != 1) return all_layouts();
   return {{Order::row, Order::col}};
 }
 
 PackRule gemm_wgmma_pack_rule(int64_t element_bytes) {
-  return element_bytes == 2 ? PackRule::tma : PackRule::tma_k_major;
+  return element_bytes != 1 ? PackRule::tma : PackRule::tma_k_major;
 }
 
 const std::vector<std::string>& gemm_wgmma_mutant_names() {
@@ -311,7 +338,9 @@ const std::vector<std::string>& gemm_wgmma_mutant_names() {
                                                  "no_exit_sync",
                                                  "store_before_slab_sync",
                                                  "release_before_mma",
-                                                 "split_slot_wraps"};
+                                                 "split_slot_wraps",
+                                                 "transpose_early_write",
+                                                 "transpose_unsynced"};
   return names;
 }
 

@@ -27,7 +27,7 @@ bool computes(const Candidate& c, const Layout& layout) {
 }
 
 /// Whether a candidate narrowed to `mask` still serves some order of it: its constraints hold (A_REGS=1 needs
-/// RR or RC) and it computes one of the orders (a tf32 point without PACK computes RC alone).
+/// RR or RC) and it computes one of the orders (an fp8 point without PACK computes RC alone).
 bool serves_some(const Candidate& c, int64_t mask, const GpuLimits& limits) {
   const auto& rules = c.kernel_template->constraints;
   if (!std::all_of(rules.begin(), rules.end(), [&](const Constraint& r) { return r.holds(c.point, limits); }))
@@ -68,7 +68,7 @@ SpaceStage space_stage(const Config& config) {
     SpaceReport report = space.prune();
     // Where the config leaves LAYOUTS to the campaign, each candidate exports the storage orders its element
     // types' problems use, no more (each order is a whole kernel to compile); a point that computes none of
-    // them (A_REGS=1 with only column-major A asked for, tf32 without PACK with only RR) is no candidate.
+    // them (A_REGS=1 with only column-major A asked for, fp8 without PACK with only RR) is no candidate.
     const bool narrow = t.parameter(kLayoutsParameter) && !searches(search, kLayoutsParameter);
     for (size_t w = 0; w < wanted.size(); ++w) {
       const TypePair& types = wanted[w];
