@@ -508,11 +508,11 @@ TEST_F(GpuTest, WgmmaSplitKPackingAndTransposedOperands) {
   check(gemm_wgmma_fp8_template(), {Precision::fp8e4m3, Precision::bf16}, {{"CLUSTER_M", 1}});
 }
 
-// tf32 wgmma reads K-major tiles alone, and the consumers rewrite column-major A and row-major B K-major in
-// shared memory: in rounds of 32-row blocks (BK = 32: 128x256 with two consumers, 256x128 with two m64 blocks
-// each) or a whole tile at once (BK = 64, one consumer), with and without clusters, on tails in M, N and K,
-// large K, persistent grids, C read and scaled, and K splits, in every storage order.
-TEST_F(GpuTest, WgmmaTf32RewritesEveryStorageOrderKMajor) {
+// tf32 wgmma reads K-major tiles alone, and the producer threads copy column-major A and row-major B into
+// K-major tiles with 4-byte cp.async (TMA brings the other operand): 128x256 with two consumers and 2x1
+// clusters, 256x128 with two m64 blocks each, 64x64 with one consumer, BK 64 and 1x2 clusters, on tails in
+// M, N and K, large K, persistent grids, C read and scaled, and K splits, in every storage order.
+TEST_F(GpuTest, WgmmaTf32CopiesEveryStorageOrderKMajor) {
   SKIP_UNLESS_SM90();
   const std::vector<CaseRecord> cases = {
       record(8, 8, 8),                                          // one tile, almost all of it out of bounds
@@ -536,16 +536,16 @@ TEST_F(GpuTest, WgmmaTf32RewritesEveryStorageOrderKMajor) {
         EXPECT_TRUE(outcome.passed) << ::testing::PrintToString(point) << " " << fuzz::to_string(c) << ": "
                                     << outcome.message;
       }
-  // Without the barrier between a round's reads and writes, or between the last writes and the wgmma, a
-  // consumer overwrites what another has yet to read, or a wgmma reads what another has yet to write: on the
-  // schedule-perturbed image (warps sleep before their writes) the 16 K tiles of each of these tiles lose.
+  // A producer that arrives on `full` before its copies land lets the wgmma read a stage being written (on
+  // the schedule-perturbed image, where warps sleep at hand-offs); one that skips the elements past N or K
+  // leaves an earlier tile's values there (N = 500 and K = 500 end inside a tile).
   const auto code = [](const char* name) {
     const auto& names = gemm_wgmma_mutant_names();
     return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
   };
-  for (const char* mutant : {"transpose_early_write", "transpose_unsynced"})
+  for (const char* mutant : {"async_arrive_early", "async_skips_edge"})
     for (const char* layout : {"RR", "CC"}) {
-      const CaseRecord c = with_layout(record(512, 512, 512, Distribution::normal), layout);
+      const CaseRecord c = with_layout(record(500, 500, 500, Distribution::normal), layout);
       const device::CaseOutcome outcome =
           run_on(gemm_wgmma_tf32_template(), c, {{"CLUSTER_M", 1}}, tf32, code(mutant), 20261129);
       EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
