@@ -24,9 +24,9 @@
 // the previous K tile's wgmma are done.
 // Inputs: fp16 or bf16 (m64nNk16, either operand stored either way: the instruction reads M- or N-major
 // tiles), fp8 e4m3/e5m2 (m64nNk32) with A row-major and B column-major only, or tf32 (fp32 storage, m64nNk8)
-// stored either way: the last two read K-major tiles alone, and for tf32 the whole producer warpgroup brings
-// an operand stored along M or N (column-major A, row-major B) in with 4-byte cp.async, each element
-// straight to its place in the K-major tile (load_mn_async). C: fp16, bf16, fp32, or, for fp8 inputs,
+// stored either way: the last two read K-major tiles alone, and the tf32 consumers rewrite an M/N-major tile
+// (column-major A, row-major B) K-major in shared memory after it lands (transpose_stage); the RC kernel also
+// serves every order after a transposing pack (PACK=1, the launcher's). C: fp16, bf16, fp32, or, for fp8 inputs,
 // the input type; fp32 for tf32 (templates/output_types.h). The epilogue applies alpha (and beta, reading C only
 // when beta != 0); with a 16-byte aligned C it stages column slabs in shared memory (loading C's slab there
 // with TMA first when beta != 0) and stores them with TMA (which clips partial tiles), otherwise it stores
@@ -100,8 +100,8 @@
 #define TF_MUTANT_STORE_BEFORE_SLAB_SYNC 12  // the TMA store is issued before the other warps' slab writes
 #define TF_MUTANT_RELEASE_BEFORE_MMA 13  // a stage is released as soon as it lands, before wgmma reads it
 #define TF_MUTANT_SPLIT_SLOT_WRAPS 14    // (split-K) the last split's partial lands in split 0's workspace slot
-#define TF_MUTANT_ASYNC_ARRIVE_EARLY 15  // (tf32, M/N-major) producers arrive on `full` before their copies land
-#define TF_MUTANT_ASYNC_SKIPS_EDGE 16    // (tf32, M/N-major) elements past M, N or K are left as they were, not zeroed
+#define TF_MUTANT_TRANSPOSE_EARLY_WRITE 15  // (tf32) a consumer rewrites a tile K-major before all have read it
+#define TF_MUTANT_TRANSPOSE_UNSYNCED 16  // (tf32) wgmma starts before every consumer's rewrite is done
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
@@ -146,9 +146,27 @@ constexpr int kOutSlab = kOutRowBytes / kOutBytes;  // C columns in one staging 
 constexpr int kEpilogueBytes = CONSUMERS * kWgM * kSwizzleBytes;  // one staging slab per consumer
 // Dynamic shared memory: 1 KiB of slack to align the ring to the swizzle pattern's 1 KiB period.
 constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
-// tf32 wgmma reads K-major tiles alone: an operand stored along M or N is copied into the K-major tile by the
-// producer warpgroup's threads, element by element (load_mn_async), while TMA brings the other.
+// tf32 wgmma reads K-major tiles alone: an M/N-major operand tile is rewritten in place (transpose_stage) by
+// all consumer threads, in rounds of rows, each thread holding groups of 4 K-values of one row in registers
+// between its reads and its writes. A round must cover the rows whose new bytes are the old bytes of its own
+// rows: with BK one swizzled row (kSlab), a block of kSlab rows × BK is both kSlab K-rows of the M/N-major tile
+// and kSlab rows of the K-major one, so rounds of whole blocks work (kRoundGroups groups a thread); with a
+// deeper BK the K-major column slabs interleave every row, so the whole tile is one round.
 constexpr bool kTransposes = TF_ELEM_BYTES == 4;
+constexpr int kTransposers = 128 * CONSUMERS;
+constexpr int kRoundGroups = 2;
+constexpr int min_of(int a, int b) { return a < b ? a : b; }
+constexpr int max_of(int a, int b) { return a > b ? a : b; }
+constexpr int round_rows(int rows) {
+  return BK == kSlab ? min_of(rows, max_of(kSlab, kRoundGroups * kTransposers * 4 / BK)) : rows;
+}
+constexpr int round_groups(int rows) { return round_rows(rows) * BK / 4 / kTransposers; }
+// The registers that holds, the most over the orders in LAYOUTS (column-major A rewrites A, row-major B
+// rewrites B).
+constexpr int kTransposeRegisters =
+    !kTransposes ? 0
+                 : 4 * max_of((LAYOUTS & (TF_LAYOUT_CR | TF_LAYOUT_CC)) ? round_groups(BM) : 0,
+                              (LAYOUTS & (TF_LAYOUT_RR | TF_LAYOUT_CR)) ? round_groups(BN) : 0);
 }  // namespace tf
 
 static_assert(TF_INPUT == TF_TYPE_FP16 || TF_INPUT == TF_TYPE_BF16 || TF_INPUT == TF_TYPE_TF32 ||
@@ -170,6 +188,8 @@ static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
 static_assert((CLUSTER_M == 1 || CLUSTER_M == 2) && (CLUSTER_N == 1 || CLUSTER_N == 2) && CLUSTER_M * CLUSTER_N <= 2,
               "CLUSTER_M x CLUSTER_N must be 1x1, 2x1 or 1x2");
 static_assert(tf::kMi * BN / 2 * tf::kAccumulatorSets <= 256, "more than 256 accumulators per consumer thread");
+static_assert(tf::kTransposeRegisters == 0 || tf::kMi * BN / 2 + tf::kTransposeRegisters <= 192,
+              "tf32: accumulators plus the registers that rewrite M/N-major tiles K-major exceed 192 per thread");
 
 // Read back by the host after loading, to check that its launch geometry matches this instantiation.
 extern "C" __constant__ tf_i32 tf_kernel_meta[4] = {tf::kThreads, tf::kSmemBytes, BM, BN};
@@ -369,50 +389,82 @@ __device__ __forceinline__ void load_operand(unsigned char* stage, const TfTenso
   }
 }
 
-// ---- tf32: M/N-major operands copied into K-major tiles ----
-// One 4-byte asynchronous copy global -> shared; with `bytes` 0 it reads nothing and writes a zero.
-__device__ __forceinline__ void cp_async4(tf_u32 dst, const void* src, int bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+// ---- tf32: M/N-major tiles rewritten K-major ----
+// A barrier among all consumer threads (id 3; 1 and 2 are each consumer's own).
+__device__ __forceinline__ void consumers_sync() {
+  asm volatile("bar.sync 3, %0;" ::"n"(kTransposers) : "memory");
 }
 
-// `bar` gets one arrival once this thread's earlier cp.async have landed (counted in its expected arrivals).
-__device__ __forceinline__ void cp_async_arrive(tf_u64* bar) {
-#if TF_MUTANT == TF_MUTANT_ASYNC_ARRIVE_EARLY
-  barrier_arrive(bar);
-#else
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_address(bar)) : "memory");
-#endif
-}
-
-// Copies one operand tile stored along its ROWS (M or N; element (row, k) at base[k·ld + row]) into the
-// K-major tile wgmma reads (BK/kSlab column slabs of ROWS rows × 128 bytes, 16-byte chunk ^= row % 8), with
-// the 128 producer threads: each warp copy covers 8 rows × 4 K-values, so it reads four 32-byte sectors of
-// global memory and writes all 32 banks once (the 8 rows' chunks differ, the 4 K-values are one chunk).
-// Elements past `rows` or `k` land as zeros.
+// One round's groups of a thread: group j of consumer thread t is row row0 + i % round_rows(ROWS) and K-values
+// 4·(i / round_rows(ROWS)) .. + 3, i = t + j·kTransposers: a warp's lanes take 32 consecutive rows of one
+// K group.
 template <int ROWS>
-__device__ __forceinline__ void load_mn_async(unsigned char* tile, const float* base, tf_i64 ld, tf_i64 row0,
-                                              tf_i64 rows, tf_i64 k0, tf_i64 k, int thread) {
-  // Lane: row dr of 8, K-value dk of 4; warp w takes the 8-row blocks w, w + 4, ... (row r = 8·block + dr, so
-  // the swizzle's row % 8 is dr).
-  const int warp = thread >> 5, lane = thread & 31;
-  const int dr = lane & 7, dk = lane >> 3, first = warp * 8 + dr;
-  const tf_i64 rows_left = rows - row0 - first;  // this thread's rows inside the matrix: 32·i < rows_left
-  const tf_u32 dst0 = smem_address(tile) + first * kSwizzleBytes + (dk << 2);
-#pragma unroll 1
-  for (int kb = 0; kb < BK / 4; ++kb) {
-    const int kk = kb * 4 + dk;
-    const bool k_inside = k0 + kk < k;
-    const float* const src = base + (k0 + kk) * ld + row0 + first;
-    const tf_u32 dst = dst0 + kb * 4 / kSlab * ROWS * kSwizzleBytes + (((kb % (kSlab / 4)) ^ dr) << 4);
+struct Groups {
+  float v[round_groups(ROWS)][4];
+};
+
+// Reads thread t's groups of a round from an M/N-major tile (ROWS/kSlab row slabs of BK K-rows × 128 bytes,
+// as TMA wrote it with the 128-byte swizzle: 16-byte chunk ^= K-row % 8). Each load of a warp reads one whole
+// swizzled 128-byte row: no bank conflicts.
+template <int ROWS>
+__device__ __forceinline__ void read_mn_round(Groups<ROWS>& g, const unsigned char* tile, int row0, int t) {
 #pragma unroll
-    for (int i = 0; i < ROWS / 32; ++i) {
-      const bool inside = k_inside && 32 * i < rows_left;
-#if TF_MUTANT == TF_MUTANT_ASYNC_SKIPS_EDGE
-      if (inside) cp_async4(dst + i * 32 * kSwizzleBytes, src + 32 * i, 4);
-#else
-      cp_async4(dst + i * 32 * kSwizzleBytes, inside ? src + 32 * i : base, inside ? 4 : 0);
-#endif
+  for (int j = 0; j < round_groups(ROWS); ++j) {
+    const int i = t + j * kTransposers, row = row0 + i % round_rows(ROWS), k0 = i / round_rows(ROWS) * 4;
+    const int byte = row % kSlab * kElemBytes;  // along the K-row
+    const unsigned char* const slab = tile + row / kSlab * BK * kSwizzleBytes;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int k = k0 + e;
+      g.v[j][e] = *reinterpret_cast<const float*>(slab + k * kSwizzleBytes + ((((byte >> 4) ^ (k & 7)) << 4) | (byte & 15)));
     }
+  }
+}
+
+// Writes them where the K-major tile wgmma reads has them (BK/kSlab column slabs of ROWS rows × 128 bytes,
+// chunk ^= row % 8): a group is one 16-byte chunk, and the eight lanes of a quarter warp write eight rows'
+// different chunks, all 32 banks.
+template <int ROWS>
+__device__ __forceinline__ void write_k_round(const Groups<ROWS>& g, unsigned char* tile, int row0, int t) {
+#pragma unroll
+  for (int j = 0; j < round_groups(ROWS); ++j) {
+    const int i = t + j * kTransposers, row = row0 + i % round_rows(ROWS), group = i / round_rows(ROWS);
+    constexpr int kGroupsPerSlab = kSlab / 4;
+    const int slab = group / kGroupsPerSlab, chunk = group % kGroupsPerSlab;
+    *reinterpret_cast<float4*>(tile + (slab * ROWS + row) * kSwizzleBytes + ((chunk ^ (row & 7)) << 4)) =
+        make_float4(g.v[j][0], g.v[j][1], g.v[j][2], g.v[j][3]);
+  }
+}
+
+// Rewrites one M/N-major tile K-major in place, round by round: every consumer thread reads its groups of the
+// round, all meet (a write lands on bytes other threads of the round still read), then write. A round touches
+// its own rows' bytes alone, so the next round's reads need no barrier after this one's writes.
+template <int ROWS>
+__device__ __forceinline__ void transpose_tile(unsigned char* tile, int t, int kt) {
+#pragma unroll
+  for (int row0 = 0; row0 < ROWS; row0 += round_rows(ROWS)) {
+    Groups<ROWS> g;
+    read_mn_round<ROWS>(g, tile, row0, t);
+#if TF_MUTANT != TF_MUTANT_TRANSPOSE_EARLY_WRITE
+    consumers_sync();
+#endif
+    tf_perturb(11, static_cast<tf_u32>(kt * 8 + row0 / round_rows(ROWS)));  // some warps write late
+    write_k_round<ROWS>(g, tile, row0, t);
+  }
+}
+
+// tf32: rewrites the stage's M/N-major tiles (A column-major, B row-major) K-major, makes the writes visible
+// to the async proxy wgmma reads through, and meets the other consumer threads before any wgmma. The stage
+// holds no other K tile meanwhile: its previous wgmma were done before the producer refilled it.
+template <bool A_COL, bool B_COL>
+__device__ __forceinline__ void transpose_stage(unsigned char* a_tile, unsigned char* b_tile, int t, int kt) {
+  if constexpr (kTransposes && (A_COL || !B_COL)) {
+    if constexpr (A_COL) transpose_tile<BM>(a_tile, t, kt);
+    if constexpr (!B_COL) transpose_tile<BN>(b_tile, t, kt);
+    fence_async_shared();
+#if TF_MUTANT != TF_MUTANT_TRANSPOSE_UNSYNCED
+    consumers_sync();
+#endif
   }
 }
 
@@ -454,7 +506,7 @@ __device__ __forceinline__ void load_a(AFragments& a, tf_u32 a_stage, int consum
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFragments& a, tf_u32 a_stage,
                                            tf_u32 b_stage, int consumer, bool fresh) {
-  // The tiles as wgmma reads them: tf32's are K-major (load_mn_async).
+  // The tiles as wgmma reads them: tf32's were rewritten K-major (transpose_stage).
   constexpr bool kAKMajor = !A_COL || kTransposes, kBKMajor = B_COL || kTransposes;
   const tf_u64 b_desc = stage_descriptor<kBKMajor>(b_stage);
 #if !A_REGS
@@ -683,12 +735,6 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
   // warp and keeps what derives from it (the consumer's descriptors) in uniform registers.
   const int role = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   const int thread = threadIdx.x % 128;
-  // tf32 with an operand stored along M or N: the producer threads copy it (load_mn_async) and TMA brings
-  // the other, so `full` completes on the TMA bytes, thread 0's arrival and one per producer thread once its
-  // copies have landed.
-  constexpr bool kAsyncA = kTransposes && A_COL, kAsyncB = kTransposes && !B_COL;
-  constexpr int kTmaBytes = (kAsyncA ? 0 : kAStageBytes) + (kAsyncB ? 0 : kBStageBytes);
-  constexpr int kFullArrivals = kAsyncA || kAsyncB ? 1 + 128 : 1;
   // `empty` completes when every consumer warp of every CTA that reads the stage's data has finished with it
   // (one arrival per warp and CTA).
 #if TF_MUTANT == TF_MUTANT_ARRIVAL_COUNT
@@ -701,7 +747,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #if TF_MUTANT != TF_MUTANT_INIT_IN_ROLE
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      barrier_init(&full[s], kFullArrivals);
+      barrier_init(&full[s], 1);
       barrier_init(&empty[s], kEmptyArrivals);
     }
     for (int c = 0; c < CONSUMERS; ++c) barrier_init(&c_loaded[c], 1);
@@ -734,8 +780,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #if CONSUMERS == 2
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
 #endif
-    // Thread 0 issues the TMA loads; with an M/N-major tf32 operand every producer thread copies it.
-    if (!(kAsyncA || kAsyncB) && thread != 0) return;
+    if (thread != 0) return;
     // The half of a shared operand this CTA loads for both.
     const int a_part = CLUSTER_N == 2 ? rank : 0, b_part = CLUSTER_M == 2 ? rank : 0;
     Ring ring;
@@ -746,23 +791,13 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
         // A fresh barrier counts as having completed the phase before its first: the first STAGES waits pass.
         tf_perturb(5, kt);
         barrier_wait(&empty[ring.stage], ring.phase ^ 1);
+        // Every CTA receives whole tiles (its own halves and its partner's): the bytes of A and B.
+        barrier_expect_bytes(&full[ring.stage], kStageBytes);
         const int k0 = kt * BK;
-        unsigned char* const a_tile = a_ring + ring.stage * kAStageBytes;
-        unsigned char* const b_tile = b_ring + ring.stage * kBStageBytes;
-        if (thread == 0) {
-          // Every CTA receives whole tiles (its own halves and its partner's): the bytes TMA brings.
-          barrier_expect_bytes(&full[ring.stage], kTmaBytes);
-          if (!kAsyncA)
-            load_operand<!A_COL, BM, CLUSTER_N>(a_tile, map_a, static_cast<int>(t.m0), k0, &full[ring.stage], a_part);
-          if (!kAsyncB)
-            load_operand<B_COL, BN, CLUSTER_M>(b_tile, map_b, static_cast<int>(t.n0), k0, &full[ring.stage], b_part);
-        }
-        if (kAsyncA) load_mn_async<BM>(a_tile, static_cast<const float*>(p.a), p.lda, t.m0, p.m, k0, p.k, thread);
-        if (kAsyncB) load_mn_async<BN>(b_tile, static_cast<const float*>(p.b), p.ldb, t.n0, p.n, k0, p.k, thread);
-        if (kAsyncA || kAsyncB) {
-          tf_perturb(11, kt);  // a producer warp arrives late
-          cp_async_arrive(&full[ring.stage]);
-        }
+        load_operand<!A_COL, BM, CLUSTER_N>(a_ring + ring.stage * kAStageBytes, map_a, static_cast<int>(t.m0), k0,
+                                            &full[ring.stage], a_part);
+        load_operand<B_COL, BN, CLUSTER_M>(b_ring + ring.stage * kBStageBytes, map_b, static_cast<int>(t.n0), k0,
+                                           &full[ring.stage], b_part);
         ring.advance();
       }
     }
@@ -777,7 +812,7 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 #if TF_MUTANT == TF_MUTANT_INIT_IN_ROLE
   if (consumer == 0 && thread == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      barrier_init(&full[s], kFullArrivals);
+      barrier_init(&full[s], 1);
       barrier_init(&empty[s], kEmptyArrivals);
     }
     for (int c = 0; c < CONSUMERS; ++c) barrier_init(&c_loaded[c], 1);
@@ -825,8 +860,8 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       if (warp_leader) release_now(&empty[ring.stage]);
 #endif
       tf_perturb(8, kt);  // between the data's arrival and the wgmma that reads it
-      // Copies by other threads (load_mn_async) are generic-proxy writes the wgmma reads through the async proxy.
-      if (kAsyncA || kAsyncB) fence_async_shared();
+      transpose_stage<A_COL, B_COL>(a_ring + ring.stage * kAStageBytes, b_ring + ring.stage * kBStageBytes,
+                                    consumer * 128 + thread, kt);
       const tf_u32 a_stage = smem_address(a_ring + ring.stage * kAStageBytes);
       const tf_u32 b_stage = smem_address(b_ring + ring.stage * kBStageBytes);
       AFragments a;
@@ -915,11 +950,12 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
            const int tma_store_c) {                                                                         \
     tf::gemm<a_col, b_col>(p, &map_a, &map_b, &map_c, tma_store_c);                                         \
   }
-// 16-bit and tf32 inputs: a kernel per storage order in LAYOUTS; fp8: the RC kernel serves every order.
+// 16-bit inputs: a kernel per storage order in LAYOUTS; fp8: the RC kernel serves every order (PACK=1 transposes
+// the others first); tf32: both, an RC kernel always and the others per LAYOUTS.
 static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
 static_assert(TF_ELEM_BYTES != 2 || !A_REGS || (LAYOUTS & (TF_LAYOUT_RR | TF_LAYOUT_RC)),
               "A_REGS=1 computes RR and RC only: LAYOUTS names neither");
-#if TF_ELEM_BYTES == 1 || (LAYOUTS & TF_LAYOUT_RC)
+#if TF_ELEM_BYTES != 2 || (LAYOUTS & TF_LAYOUT_RC)
 TF_ENTRY(tf_gemm_rc, false, true)
 #endif
 #if TF_ELEM_BYTES != 1

@@ -213,6 +213,12 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
        "cluster"},
       {{{"A_REGS", 2}}, kBf16, "A_REGS is a switch: 0 or 1", "switch"},
       {{{"A_REGS", 1}}, kTf32, "A_REGS=1 is for 16-bit and fp8 inputs, not tf32", "a_regs_tf32"},
+      // 128 accumulators, and a BK of four 128-byte rows rewrites row-major B's whole 256x128 tile at once
+      // over 256 threads: 32 groups of 4 registers each
+      {{{"BK", 128}},
+       kTf32,
+       "tf32: accumulators plus the registers that rewrite M/N-major tiles K-major exceed 192 per thread",
+       "transpose_registers"},
       {{{"LAYOUTS", 16}}, kBf16, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC", "layouts"},
       {{{"A_REGS", 1}, {"LAYOUTS", 12}},
        kBf16,
@@ -260,8 +266,8 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
   EXPECT_EQ(fired, std::set<std::string>(all_messages.begin(), all_messages.end()));  // every rule exercised
 }
 
-// Each mutant changes the 16-bit default point's code, or, for a bug in tf32's own code (the copies of
-// M/N-major operands), the tf32 default point's (which has every storage order).
+// Each mutant changes the 16-bit default point's code, or, for a bug in tf32's own code (the K-major
+// rewrite), the tf32 default point's (which has every storage order).
 TEST(WgmmaTemplate, EveryInjectedBugCompilesToItsOwnCode) {
   const std::vector<std::string>& names = gemm_wgmma_mutant_names();
   ASSERT_EQ(names, gemm_wgmma_template().mutants);

@@ -70,7 +70,8 @@ class GemmWgmmaRunner final : public GemmRunner {
     const int64_t smem = t.shared_memory_bytes(candidate.point);
     const int64_t threads = t.threads_per_block(candidate.point);
     const int64_t cluster = candidate.point["CLUSTER_M"] * candidate.point["CLUSTER_N"];
-    // The layouts this point computes (fp8 compiles RC only, and serves the others through PACK=1).
+    // The layouts this point computes (fp8 compiles RC only, and serves the others through PACK=1, as tf32
+    // may).
     for (const Layout& layout : gemm_wgmma_kernel_layouts(element_bytes_))
       if (gemm_wgmma_computes(candidate.point, layout)) {
         const int i = layout_index(layout);
@@ -114,7 +115,7 @@ class GemmWgmmaRunner final : public GemmRunner {
                               : candidate_.point["PERSISTENT"] ? resident_ctas_[entry]
                                                                : 0;
     geo.grid_x = gemm_wgmma_grid(candidate_.point, g.shape, requested, splits(g.overrides));
-    // The workspace: the packed (and, for fp8, transposed) operands (PACK=1), then the partials.
+    // The workspace: the packed (and, for fp8 and tf32, transposed) operands (PACK=1), then the partials.
     TfGemmParams p = gemm_params(g);
     CUdeviceptr partials = workspace;
     DeviceGemm read = g;  // the operands as the kernel reads them: packed or in place

@@ -29,7 +29,8 @@ const std::vector<Layout>& all_layouts();
 /// (RR 1, RC 2, CR 4, CC 8; layout_bit), all four by default. A campaign compiles each candidate for the
 /// orders its problems use (tuner/campaign/space_stage.cpp): each order is a whole kernel for the compiler,
 /// so an image of one order compiles in about a third of the time of one with four. fp8 on wgmma runs every
-/// order through its RC kernel (PACK=1 transposes first), so its image is the same whatever the mask.
+/// order through its RC kernel (PACK=1 transposes first), so its image is the same whatever the mask; tf32
+/// on wgmma has its RC kernel whatever the mask, for the same transposing PACK=1.
 inline constexpr const char* kLayoutsParameter = "LAYOUTS";
 inline constexpr int64_t kAllLayouts = 15;
 int64_t layout_bit(const Layout& layout);

@@ -40,6 +40,23 @@ int64_t rows_per_consumer(const Point& p) {
   return p["CONSUMERS"] > 0 ? p["BM"] / p["CONSUMERS"] : 0;
 }
 
+// tf32: the registers a consumer thread holds while it rewrites an M/N-major tile K-major, the most over the
+// orders in LAYOUTS (kTransposeRegisters in the kernel): 4 per group of 4 K-values of one row, for a round of
+// 2 groups a thread (rows in whole 32-row blocks) where BK is one 128-byte row, else for the whole tile.
+int64_t tf32_transpose_registers(const Point& p) {
+  const int64_t transposers = 128 * p["CONSUMERS"], bk = p["BK"], slab = kSwizzleBytes / 4;
+  if (transposers <= 0 || bk <= 0) return 0;
+  const auto round_groups = [&](int64_t rows) {
+    const int64_t round = bk == slab ? std::min(rows, std::max(slab, 2 * transposers * 4 / bk)) : rows;
+    return round * bk / 4 / transposers;
+  };
+  const int64_t mask = p[kLayoutsParameter];
+  const int64_t rr = layout_bit({Order::row, Order::row}), cr = layout_bit({Order::col, Order::row}),
+                cc = layout_bit({Order::col, Order::col});
+  return 4 * std::max((mask & (cr | cc)) ? round_groups(p["BM"]) : 0,
+                      (mask & (rr | cr)) ? round_groups(p["BN"]) : 0);
+}
+
 // The ring of STAGES × (A + B tiles), one 128-byte-row staging slab per consumer for the epilogue, and 1 KiB
 // of slack to align the ring to the swizzle's period (kSmemBytes in the kernel). The mbarriers are static.
 int64_t shared_memory(const Point& p, int64_t eb) {
@@ -94,10 +111,20 @@ std::vector<Constraint> constraints(int64_t eb) {
          return p["CLUSTER_M"] <= 2 && p["CLUSTER_N"] <= 2 && cluster_size(p) <= 2;
        }},
   };
-  if (eb == 4)
+  if (eb == 4) {
     out.push_back({"a_regs_tf32",
                    "A_REGS=1 is for 16-bit and fp8 inputs: tf32 wgmma reads A from shared memory",
                    [](const Point& p, const GpuLimits&) { return !p["A_REGS"]; }});
+    out.push_back({"transpose_registers",
+                   "tf32 rewrites M/N-major tiles K-major through registers: the accumulators "
+                   "(BM/CONSUMERS/64)*BN/2 plus 4 per group of 4 K-values a consumer thread holds at once (2 "
+                   "groups with BK = 32; with a deeper BK the whole tile of column-major A or row-major B, "
+                   "rows*BK/4/(128*CONSUMERS), over the orders in LAYOUTS) exceed 192",
+                   [](const Point& p, const GpuLimits&) {
+                     const int64_t moved = tf32_transpose_registers(p);
+                     return moved == 0 || rows_per_consumer(p) / 64 * p["BN"] / 2 + moved <= 192;
+                   }});
+  }
   return out;
 }
 
@@ -248,13 +275,13 @@ const KernelTemplate& gemm_wgmma_fp8_template() {
 }
 
 const KernelTemplate& gemm_wgmma_tf32_template() {
-  static const KernelTemplate t =
-      make_template({"gemm_wgmma_tf32",
-                     4,
-                     "Hopper GEMM (sm_90a) on tf32 wgmma (m64nNk8, fp32 storage and C), any layout: "
-                     "M/N-major operands copied K-major by cp.async",
-                     {{Precision::tf32, Precision::fp32}},
-                     ""});
+  static const KernelTemplate t = make_template(
+      {"gemm_wgmma_tf32",
+       4,
+       "Hopper GEMM (sm_90a) on tf32 wgmma (m64nNk8, fp32 storage and C), any layout: M/N-major "
+       "tiles rewritten K-major in shared memory, or (PACK=1) transposed into RC first",
+       {{Precision::tf32, Precision::fp32}},
+       ""});
   return t;
 }
 
@@ -293,7 +320,7 @@ std::vector<Layout> gemm_wgmma_kernel_layouts(int64_t element_bytes) {
 }
 
 PackRule gemm_wgmma_pack_rule(int64_t element_bytes) {
-  return element_bytes != 1 ? PackRule::tma : PackRule::tma_k_major;
+  return element_bytes == 2 ? PackRule::tma : PackRule::tma_k_major;
 }
 
 const std::vector<std::string>& gemm_wgmma_mutant_names() {
@@ -313,8 +340,8 @@ const std::vector<std::string>& gemm_wgmma_mutant_names() {
                                                  "store_before_slab_sync",
                                                  "release_before_mma",
                                                  "split_slot_wraps",
-                                                 "async_arrive_early",
-                                                 "async_skips_edge"};
+                                                 "transpose_early_write",
+                                                 "transpose_unsynced"};
   return names;
 }
 

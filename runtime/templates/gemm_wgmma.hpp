@@ -15,7 +15,7 @@ const KernelTemplate& gemm_wgmma_template();
 /// fp8 e4m3/e5m2 inputs (m64nNk32), row-major A and column-major B only.
 const KernelTemplate& gemm_wgmma_fp8_template();
 /// The same kernel on tf32 wgmma (m64nNk8; fp32 storage, fp32 C), any storage order: M/N-major tiles are
-/// rewritten K-major in shared memory.
+/// rewritten K-major in shared memory (PACK=0), or transposed into RC by a pass before (PACK=1).
 const KernelTemplate& gemm_wgmma_tf32_template();
 
 /// The box (inner, outer extent in elements) of the TMA tensor map of operand A (`is_a`) or B, as the kernel
@@ -36,10 +36,10 @@ TmaBox gemm_wgmma_output_box(const Point& point, int64_t output_bytes);
 /// Whether the point has a kernel for this storage order (A_REGS = 1 reads row-major A only).
 bool gemm_wgmma_computes(const Point& point, const Layout& layout);
 /// The storage orders the module has a kernel for: all four for 16-bit and tf32 inputs, RC for fp8 (whose
-/// wgmma reads K-major tiles alone; PACK=1 transposes the other operands into RC first).
+/// wgmma reads K-major tiles alone; PACK=1 transposes the other operands into RC first, as it does for tf32).
 std::vector<Layout> gemm_wgmma_kernel_layouts(int64_t element_bytes);
-/// What PACK=1 does: copy what TMA cannot read in place (16-bit and tf32 inputs), and also transpose operands
-/// that are not K-major (fp8).
+/// What PACK=1 does: copy what TMA cannot read in place (16-bit inputs), and also transpose operands that are
+/// not K-major (fp8, tf32).
 PackRule gemm_wgmma_pack_rule(int64_t element_bytes);
 /// Whether the epilogue stages C through shared memory and TMA (else it stores from registers with bounds
 /// checks): C's base, its rows and its row ends all on 16-byte units. A TMA store writes whole 16-byte units
