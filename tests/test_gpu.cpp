@@ -65,6 +65,11 @@ class GpuTest : public ::testing::Test {
     return executor.run(record);
   }
 
+  // The code of the injected bug `name` among a template's mutant names (TF_MUTANT_* in its source).
+  static int mutant_code(const std::vector<std::string>& names, const char* name) {
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  }
+
   // `t`'s default point with some parameters overridden.
   static Candidate candidate_at(const KernelTemplate& t, std::vector<std::pair<std::string, int64_t>> overrides,
                                 TypePair types, int mutant) {
@@ -264,10 +269,7 @@ TEST_F(GpuTest, InjectedBugsAreCaught) {
     CaseRecord c;
     std::string subtype;  // empty: any incorrect subtype
   };
-  const auto code = [](const char* name) {
-    const auto& names = gemm_mma_mutant_names();
-    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
-  };
+  const auto code = [](const char* name) { return mutant_code(gemm_mma_mutant_names(), name); };
   const std::vector<Expectation> expectations = {
       {"skip_last_k_tile", record(128, 128, 64), ""},
       {"drop_tail", record(129, 136, 32), "unwritten"},
@@ -362,10 +364,7 @@ TEST_F(GpuTest, SimtReadsEveryLayoutInPlace) {
 }
 
 TEST_F(GpuTest, SimtInjectedBugsAreCaught) {
-  const auto code = [](const char* name) {
-    const auto& names = gemm_simt_mutant_names();
-    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
-  };
+  const auto code = [](const char* name) { return mutant_code(gemm_simt_mutant_names(), name); };
   CaseRecord k_tail =
       record(64, 64, 36);  // K = 36: the last K tile of 8 holds 4 columns of A's padding (NaN)
   k_tail.lda_pad = 4;
@@ -546,10 +545,7 @@ TEST_F(GpuTest, WgmmaTf32RewritesEveryStorageOrderKMajor) {
   // Without the barrier between a round's reads and writes, or between the last writes and the wgmma, a
   // consumer overwrites what another has yet to read, or a wgmma reads what another has yet to write: on the
   // schedule-perturbed image (warps sleep before their writes) the 16 K tiles of each of these tiles lose.
-  const auto code = [](const char* name) {
-    const auto& names = gemm_wgmma_mutant_names();
-    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
-  };
+  const auto code = [](const char* name) { return mutant_code(gemm_wgmma_mutant_names(), name); };
   for (const char* mutant : {"transpose_early_write", "transpose_unsynced"})
     for (const char* layout : {"RR", "CC"}) {
       const CaseRecord c = with_layout(record(512, 512, 512, Distribution::normal), layout);
@@ -563,10 +559,7 @@ TEST_F(GpuTest, WgmmaTf32RewritesEveryStorageOrderKMajor) {
 // `fuzz mutants` covers those), each on a case chosen to expose it.
 TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {
   SKIP_UNLESS_SM90();
-  const auto code = [](const char* name) {
-    const auto& names = gemm_wgmma_mutant_names();
-    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
-  };
+  const auto code = [](const char* name) { return mutant_code(gemm_wgmma_mutant_names(), name); };
   const std::vector<std::pair<const char*, CaseRecord>> expectations = {
       {"beta0_reads_c", record(64, 64, 64)},
       {"no_acc_init", with(record(384, 512, 64), 0, 1)},  // one CTA walks six tiles: sums carry over
