@@ -244,6 +244,47 @@ TEST(RoundTo, JustAboveATieRoundsUpWithoutDoubleRounding) {
   EXPECT_EQ(round_to(Precision::fp32, 1 + 0x1p-24 + 0x1p-52), 1 + 0x1p-23);
 }
 
+TEST(RoundTo, AgreesWithTheQuantumFormulaOnRandomDoubles) {
+  // Doubles with bits below float's (where a double -> float -> type path would round twice), over every
+  // binade from the types' subnormals to past their largest value, against the definition: the nearest
+  // multiple of the binade's quantum, ties to the even multiple, +Inf (or NaN without infinities) past the
+  // largest finite value.
+  struct Type {
+    Precision precision;
+    int bits, min_exponent;
+    double max_finite;
+  };
+  const Type types[] = {{Precision::fp16, 11, -14, 65504.0},         {Precision::bf16, 8, -126, 0x1.fep127},
+                        {Precision::fp32, 24, -126, 0x1.fffffep127}, {Precision::tf32, 11, -126, 0x1.ffcp127},
+                        {Precision::fp8e4m3, 4, -6, 448.0},          {Precision::fp8e5m2, 3, -14, 57344.0}};
+  const uint64_t seed = 11;
+  std::mt19937_64 engine(seed);
+  for (const Type& t : types) {
+    std::uniform_int_distribution<int> binade(t.min_exponent - t.bits - 2, std::ilogb(t.max_finite) + 1);
+    for (int trial = 0; trial < 100000; ++trial) {
+      const int e = binade(engine);
+      double x = std::ldexp(1.0 + static_cast<double>(engine() >> 12) * 0x1p-52, e);
+      if (trial % 3 == 0) {  // a tie, or one unit of the double off it
+        const int q = std::max(e, t.min_exponent) - (t.bits - 1);
+        x = std::ldexp(std::floor(std::ldexp(x, -q)) + 0.5, q);
+        x = trial % 9 == 0 ? x : trial % 9 == 3 ? std::nextafter(x, 0.0) : std::nextafter(x, HUGE_VAL);
+      }
+      const int q = std::max(std::ilogb(x), t.min_exponent) - (t.bits - 1);
+      const double scaled = std::ldexp(x, -q), low = std::floor(scaled);
+      const bool up = scaled - low > 0.5 || (scaled - low == 0.5 && std::fmod(low, 2.0) == 1.0);
+      double expected = std::ldexp(low + (up ? 1.0 : 0.0), q);
+      if (expected > t.max_finite) expected = t.precision == Precision::fp8e4m3 ? nan : inf;
+      const double got = round_to(t.precision, -x);
+      if (std::isnan(expected)) {
+        ASSERT_TRUE(std::isnan(got)) << to_string(t.precision) << " seed " << seed << " x " << x;
+      } else {
+        ASSERT_EQ(got, -expected) << to_string(t.precision) << " seed " << seed << " x " << std::hexfloat
+                                  << x;
+      }
+    }
+  }
+}
+
 TEST(RoundTo, NonFiniteValuesPassThrough) {
   for (Precision type : {Precision::fp16, Precision::bf16, Precision::fp32}) {
     EXPECT_TRUE(std::isnan(round_to(type, nan))) << to_string(type);
