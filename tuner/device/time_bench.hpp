@@ -40,11 +40,6 @@ class TimeBench {
               TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject);
   /// `warmup` and `repeats` timed launches: status `timed`, or `failed` with the launch error.
   void time(const GemmRunner& runner, TimedEntry& entry);
-  /// verify, then time when it may.
-  void verify_and_time(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
-                       int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject) {
-    if (verify(runner, model, tile_m, tile_n, entry, on_mismatch)) time(runner, entry);
-  }
   /// `repeats` rounds in which every runner launches once in turn; the statistics per runner.
   std::vector<TimingStats> interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats);
   /// A device-to-device copy of the problem's least traffic (A and B read, C written and read when beta != 0).
