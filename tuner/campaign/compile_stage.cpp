@@ -147,7 +147,7 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
   std::vector<const std::vector<size_t>*> groups;
   for (const auto& [key, members] : by_key) groups.push_back(&members);
 
-  Progress progress("compile", static_cast<int64_t>(groups.size()));
+  Progress progress("compile", static_cast<int64_t>(groups.size()), options.quiet);
   std::atomic<size_t> next{0};
   std::mutex log_mutex;
   const auto work = [&] {

@@ -16,6 +16,76 @@ bool fuzz_is_screened(const Config& config) {
 
 uint64_t confirmation_seed(uint64_t campaign_seed) { return campaign_seed ^ 0x9e3779b97f4a7c15ull; }
 
+void check_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedCandidate>& fuzzed,
+                   const WinnerCheck& confirm, const WinnerCheck& sanitize) {
+  std::set<std::string> sanitized;  // winners that passed every tool
+  std::vector<std::string> tools;
+  for (bool again = true; again;) {
+    std::set<std::string> before;  // the winners both checks were given
+    for (const ProblemTiming& t : timings)
+      if (const TimedEntry* w = t.winner()) before.insert(w->id);
+    std::vector<ProblemTiming> sanitized_timings = timings;
+    std::vector<FuzzedCandidate> sanitized_fuzzed = fuzzed;
+    std::future<void> sanitizing;
+    if (sanitize)
+      sanitizing = std::async(std::launch::async, [&] { sanitize(sanitized_timings, sanitized_fuzzed); });
+    if (confirm) confirm(timings, fuzzed);
+    if (sanitizing.valid()) sanitizing.get();
+    for (size_t i = 0; sanitize && i < timings.size(); ++i) {
+      const ProblemTiming& checked = sanitized_timings[i];
+      std::map<std::string, const TimedEntry*> verdicts;
+      for (const TimedEntry& e : checked.entries) verdicts[e.id] = &e;
+      for (TimedEntry& e : timings[i].entries) {
+        const auto v = verdicts.find(e.id);
+        if (e.status != "timed" || v == verdicts.end() || v->second->status != "sanitizer") continue;
+        e.status = v->second->status;
+        e.message = v->second->message;
+      }
+      if (const TimedEntry* w = checked.winner()) {
+        sanitized.insert(w->id);
+        tools = checked.sanitizers;
+      }
+    }
+    std::map<std::string, const FuzzedCandidate*> by_id;
+    for (const FuzzedCandidate& f : fuzzed) by_id[f.candidate.id()] = &f;
+    again = false;
+    for (ProblemTiming& t : timings) {
+      const TimedEntry* w = t.winner();
+      if (!w) continue;
+      const auto f = by_id.find(w->id);
+      const bool confirmed = !confirm || (f != by_id.end() && f->second->confirmed);
+      const bool sane = !sanitize || sanitized.count(w->id);
+      // A winner both checks were given that is still unjudged would be given to them forever.
+      if ((!confirmed || !sane) && before.count(w->id))
+        throw Error(ErrorKind::internal, "the winner " + w->id + " was left unjudged by the " +
+                                             (confirmed ? "sanitizers" : "confirmation"));
+      again = again || !confirmed || !sane;
+      if (sanitize && sane) t.sanitizers = tools;
+    }
+  }
+}
+
+void TwinPrefetch::add(const Candidate& candidate) {
+  const std::lock_guard lock(mutex_);
+  if (!asked_.insert(candidate.id()).second) return;
+  running_.push_back(std::async(std::launch::async, [this, candidate] {
+    try {
+      compile_({candidate});
+    } catch (const std::exception&) {
+      // the confirmation compiles it again and says why it failed
+    }
+  }));
+}
+
+void TwinPrefetch::wait() {
+  std::vector<std::future<void>> running;
+  {
+    const std::lock_guard lock(mutex_);
+    running.swap(running_);
+  }
+  for (auto& f : running) f.wait();
+}
+
 namespace {
 
 // The winners no confirmation has judged yet, each once.

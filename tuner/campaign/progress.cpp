@@ -6,10 +6,11 @@
 
 namespace tunefuzz {
 
-Progress::Progress(std::string stage, int64_t total)
+Progress::Progress(std::string stage, int64_t total, bool quiet)
     : stage_(std::move(stage)),
       total_(total),
       terminal_(isatty(STDERR_FILENO)),
+      quiet_(quiet),
       start_(std::chrono::steady_clock::now()),
       last_print_(start_) {}
 
@@ -29,6 +30,7 @@ void Progress::finish(const std::string& summary) {
 }
 
 void Progress::print(bool final_line, const std::string& note) {
+  if (quiet_) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = seconds > 0 ? done_ / seconds : 0;
   const double eta = rate > 0 ? (total_ - done_) / rate : 0;

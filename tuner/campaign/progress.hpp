@@ -11,7 +11,9 @@ namespace tunefuzz {
 
 class Progress {
  public:
-  Progress(std::string stage, int64_t total);
+  /// `quiet`: counts and prints nothing (work done in the background of another stage, whose line it would
+  /// break).
+  Progress(std::string stage, int64_t total, bool quiet = false);
   /// One more item done; `note` (optional) names it.
   void advance(const std::string& note = {});
   /// Ends the line with a summary.
@@ -24,6 +26,7 @@ class Progress {
   int64_t total_;
   int64_t done_ = 0;
   bool terminal_;
+  bool quiet_;
   std::chrono::steady_clock::time_point start_, last_print_;
   std::mutex mutex_;
 };

@@ -12,15 +12,16 @@ namespace tunefuzz {
 
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
-                                                  Twins twins, std::string* compiler_version) {
+                                                  Twins twins, std::string* compiler_version, bool quiet) {
   const std::unique_ptr<Compiler> compiler = compiler_for(config.gpu);
   const KernelCache cache(KernelCache::default_directory());
   if (compiler_version) *compiler_version = compiler->version();
-  std::fprintf(stderr, "compiling %zu candidates with %s for %s (cache: %s)\n", candidates.size(),
-               compiler->version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
+  if (!quiet)
+    std::fprintf(stderr, "compiling %zu candidates with %s for %s (cache: %s)\n", candidates.size(),
+                 compiler->version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
   // The twin's seed must not be 0 (no twin) whatever the config's seed is.
   const uint64_t perturb = twins == Twins::perturbed ? (config.seed == 0 ? 1 : config.seed) : 0;
-  return compile_stage(candidates, config, *compiler, cache, {template_directory(), jobs, perturb});
+  return compile_stage(candidates, config, *compiler, cache, {template_directory(), jobs, perturb, quiet});
 }
 
 Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins,

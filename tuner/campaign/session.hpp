@@ -32,10 +32,11 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
                  const std::vector<Candidate>& extra = {});
 
 /// Compiles `candidates` for `config`'s arch through the default cache (with perturbed twins seeded from the
-/// config's seed when asked).
+/// config's seed when asked); `quiet`: without a word on the console.
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
-                                                  Twins twins, std::string* compiler_version = nullptr);
+                                                  Twins twins, std::string* compiler_version = nullptr,
+                                                  bool quiet = false);
 
 /// Probes the GPU in a worker, in a scratch folder (nothing is written where the campaign's files go until
 /// there is a GPU). Throws Error{no_device} (with the reason) when there is none, Error{bad_input} when its

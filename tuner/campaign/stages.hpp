@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,6 +62,7 @@ struct CompileOptions {
   /// this and the candidate id. A candidate whose twin does not compile cannot be fuzzed as the campaign
   /// requires, and is marked compile_failed.
   uint64_t perturb_seed = 0;
+  bool quiet = false;  ///< no progress lines (a compile in the background of another stage)
 };
 
 /// The perturbation seed (1 .. 2^32 - 1) of a candidate's twin in a campaign seeded with `campaign_seed`.
@@ -218,6 +220,9 @@ struct TimeOptions {
   /// `--gpus`: as many problems timed at once as there are GPUs, each problem wholly on one (its baseline
   /// too). Empty: one problem at a time, on what this process sees.
   std::vector<Gpu> gpus = {};
+  /// Called with each problem's timing as soon as it is there (timed, or taken from the journal or the
+  /// store), from the stage's threads: two calls may run at once.
+  std::function<void(const ProblemTiming&)> on_timed = {};
 };
 
 /// The order the time stage takes problems in: the config's on one GPU; over several, the longest searches

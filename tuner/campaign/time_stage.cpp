@@ -254,7 +254,10 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
   const std::vector<size_t> order = time_order(problems, candidates, options.gpus.size());
   std::atomic<size_t> next{0};
   const auto work = [&](const Gpu* gpu) {
-    for (size_t n = next++; n < order.size(); n = next++) time_one(order[n], gpu);
+    for (size_t n = next++; n < order.size(); n = next++) {
+      time_one(order[n], gpu);
+      if (options.on_timed) options.on_timed(out[order[n]]);
+    }
   };
   if (options.gpus.empty()) {
     work(nullptr);

@@ -245,13 +245,6 @@ fs::path output_of(const Config& config) {
   return config.file.parent_path() / config.output;
 }
 
-// Each problem's winner (empty where it has none), in problem order.
-std::vector<std::string> winner_ids(const std::vector<ProblemTiming>& timings) {
-  std::vector<std::string> out;
-  for (const ProblemTiming& t : timings) out.push_back(t.winner() ? t.winner()->id : std::string());
-  return out;
-}
-
 int command_run(Options o) {
   std::string work = o.work_directory;
   const GpuChoice gpu_choice = o.gpus.empty() ? GpuChoice{} : parse_gpu_choice(o.gpus);
@@ -357,6 +350,17 @@ int command_run(Options o) {
   time_options.retry_quarantined = o.retry_quarantined;
   time_options.store = store_use;
   time_options.gpus = gpus;
+  // A screened campaign compiles each winner's twin as soon as its problem is decided, while the others are
+  // timed: the confirmation then takes them from the kernel cache.
+  std::map<std::string, const Candidate*> candidates_by_id;
+  for (const CompiledCandidate& c : compiled) candidates_by_id[c.candidate.id()] = &c.candidate;
+  TwinPrefetch twin_prefetch([&](const std::vector<Candidate>& winners) {
+    return compile_candidates(config, winners, 1, Twins::perturbed, nullptr, true);
+  });
+  if (staged)
+    time_options.on_timed = [&](const ProblemTiming& t) {
+      if (const TimedEntry* w = t.winner()) twin_prefetch.add(*candidates_by_id.at(w->id));
+    };
   auto timings = time_stage(config.problems, fuzzed, time_options);
   FuzzOptions full = fuzz_options;
   full.cases = config.budgets.fuzz_cases;
@@ -370,17 +374,21 @@ int command_run(Options o) {
   sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
     return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
   };
-  // Before a winner enters the table: its full fuzz budget (with a screen), then the sanitizers. Either may
-  // demote it; the next winner must pass both, so the two run again until neither demotes anything.
-  for (bool again = true; again;) {
-    if (staged)
-      confirm_winners(timings, fuzzed, compiled, full, [&](const std::vector<Candidate>& winners) {
+  // Before a winner enters the table: its full fuzz budget (with a screen) and the sanitizers, at the same
+  // time (the sanitizers need only the winner's own image, the confirmation its twin too). Either may demote
+  // it; the next winner must pass both, so the two run again until every winner passed both.
+  WinnerCheck confirm, sanitize;
+  if (staged)
+    confirm = [&](std::vector<ProblemTiming>& t, std::vector<FuzzedCandidate>& f) {
+      confirm_winners(t, f, compiled, full, [&](const std::vector<Candidate>& winners) {
         return compile_candidates(config, winners, o.jobs, Twins::perturbed);
       });
-    const std::vector<std::string> confirmed = winner_ids(timings);
-    if (!o.no_sanitize) sanitize_winners(timings, fuzzed, sanitize_options);
-    again = staged && winner_ids(timings) != confirmed;  // a demoted winner's successor is not confirmed yet
-  }
+    };
+  if (!o.no_sanitize)
+    sanitize = [&](std::vector<ProblemTiming>& t, std::vector<FuzzedCandidate>& f) {
+      sanitize_winners(t, f, sanitize_options);
+    };
+  check_winners(timings, fuzzed, confirm, sanitize);
   write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
 
   Provenance provenance = make_provenance(o.command_line, o.config, prepared.compiler);
