@@ -142,26 +142,40 @@ TimeBench::Integers& TimeBench::integers() {
   return in;
 }
 
+bool TimeBench::exact_possible(const fuzz::ArithmeticModel& model) const {
+  const double products = fuzz::kLargestExactProduct * static_cast<double>(shape_.k);
+  return fuzz::exact_applies(fuzz::Distribution::small_int, model) &&
+         fuzz::exact_scalars(job_.problem.alpha, job_.problem.beta, products, 2, model.accumulator);
+}
+
+void TimeBench::prepare_projections() {
+  if (!projection_)
+    projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
+                        job_.seed + 17);
+}
+
+void TimeBench::prepare_integers(const fuzz::ArithmeticModel& model) {
+  if (!exact_possible(model)) return;
+  Integers& in = integers();
+  if (!in.projection)
+    in.projection.emplace(fuzz::GemmOperands{&in.a, &in.b, &in.c, job_.problem.alpha, job_.problem.beta}, 2,
+                          job_.seed + 19);
+}
+
 bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
                        int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
   reset_c(c_, c_dev_);
   if (!run_once(runner, gemm_, entry)) return false;
-  if (!projection_) projection_.emplace(fuzz::GemmOperands{&a_, &b_, &c_, job_.problem.alpha, job_.problem.beta}, 2,
-                                        job_.seed + 17);
+  prepare_projections();
   const fuzz::Verdict verdict = projection_->check(out_, model, 512, tile_m, tile_n, job_.seed + 17);
   entry.worst_error_ratio = verdict.worst_ratio;
   if (!verdict.pass) return judged(verdict, "", entry, on_mismatch);  // no exact check after a miss
 
-  const double products = fuzz::kLargestExactProduct * static_cast<double>(shape_.k);
-  if (!fuzz::exact_applies(fuzz::Distribution::small_int, model) ||
-      !fuzz::exact_scalars(job_.problem.alpha, job_.problem.beta, products, 2, model.accumulator))
-    return true;
+  if (!exact_possible(model)) return true;
+  prepare_integers(model);
   Integers& in = integers();
   reset_c(in.c, in.c_dev);
   if (!run_once(runner, in.gemm, entry)) return false;
-  if (!in.projection)
-    in.projection.emplace(fuzz::GemmOperands{&in.a, &in.b, &in.c, job_.problem.alpha, job_.problem.beta}, 2,
-                          job_.seed + 19);
   const fuzz::Verdict exact = in.projection->check(out_, model, 512, tile_m, tile_n, job_.seed + 19, true);
   entry.exact_verified = exact.pass;
   return judged(exact, "exact check on integer inputs: ", entry, on_mismatch);

@@ -38,6 +38,11 @@ class TimeBench {
   /// all-zero output is within it for 256×256×262144), on integers it is nil.
   bool verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m, int64_t tile_n,
               TimedEntry& entry, OnMismatch on_mismatch = OnMismatch::reject);
+  /// What every check of the problem reuses, made ahead of the first so that its cost can be told apart:
+  /// the inputs' projections (prepare_projections), and where a kernel of `model` can be checked exactly,
+  /// the integer operands, on the device too, with theirs (prepare_integers).
+  void prepare_projections();
+  void prepare_integers(const fuzz::ArithmeticModel& model);
   /// `warmup` and `repeats` timed launches: status `timed`, or `failed` with the launch error.
   void time(const GemmRunner& runner, TimedEntry& entry);
   /// `repeats` rounds in which every runner launches once in turn; the statistics per runner.
@@ -68,6 +73,8 @@ class TimeBench {
     std::optional<fuzz::ProjectedCheck> projection;
   };
   Integers& integers();
+  /// Whether verify checks a kernel of `model` exactly on the integer operands.
+  bool exact_possible(const fuzz::ArithmeticModel& model) const;
 
   TimeJob job_;  ///< a copy: a serving worker keeps the bench for the next round of the same problem
   CUstream stream_;

@@ -74,20 +74,27 @@ struct Round {
     clock.to(back_to);
   }
 
-  // cuBLAS checked (phase `baseline`: the first check of the problem, which makes the projections and the
-  // integer operands every later check reuses), timed (`baseline_time`), then the copy floor (`floor`).
+  // What every check of the problem reuses (phases `projections`: the inputs'; `integers`: the integer
+  // operands for exact checks and theirs), then cuBLAS checked (`baseline`), timed (`baseline_time`), and the
+  // copy floor (`floor`).
   void baseline(const CublasRunner& cublas) {
-    clock.to("baseline");
     result.baseline_version = cublas.version();
     result.baseline.id = "cublas";
     const TypePair types{job.problem.input, job.problem.output};
+    const fuzz::ArithmeticModel model{Precision::fp32, types.output, bench.shape().k};
     if (auto why = cublas.refusal(bench.shape())) {
       result.baseline.status = "refused";
       result.baseline.message = *why;
     } else {
+      clock.to("projections");
+      progress.write("projections");
+      bench.prepare_projections();
+      clock.to("integers");
+      progress.write("integer operands");
+      bench.prepare_integers(model);
+      clock.to("baseline");
       progress.write("verify cublas");
-      if (bench.verify(cublas, {Precision::fp32, types.output, bench.shape().k}, 0, 0, result.baseline,
-                       TimeBench::OnMismatch::time_anyway)) {
+      if (bench.verify(cublas, model, 0, 0, result.baseline, TimeBench::OnMismatch::time_anyway)) {
         clock.to("baseline_time");
         bench.time(cublas, result.baseline);
       }
