@@ -378,6 +378,39 @@ void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, 
             [integer](std::mt19937_64& rng) mutable { return static_cast<double>(integer(rng)); });
 }
 
+void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi) {
+  const int64_t count = int64_t{hi} - lo + 1;
+  if (count < 1 || count > 256)
+    throw Error(ErrorKind::bad_input, "fill_hashed_integers: [" + std::to_string(lo) + ", " +
+                                          std::to_string(hi) + "] must hold 1 to 256 integers");
+  // Each value's stored bytes, looked up instead of rounded element by element.
+  HostMatrix codes(matrix.type(), 1, count, count);
+  for (int64_t v = 0; v < count; ++v) codes.set(0, v, static_cast<double>(lo + v));
+  const size_t element = codes.size_bytes() / static_cast<size_t>(count);
+  const int64_t rows = matrix.rows(), cols = matrix.cols();
+  std::atomic<int64_t> next{0};
+  const auto work = [&] {
+    for (int64_t row = next++; row < rows; row = next++) {
+      // splitmix64 over the row's columns, from a state that is the row's alone
+      uint64_t state =
+          seed * 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(row) + 1) * 0xd1b54a32d192ed03ull;
+      std::byte* out = matrix.bytes() + static_cast<size_t>(row * matrix.ld()) * element;
+      for (int64_t col = 0; col < cols; ++col) {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        const uint64_t index = ((z >> 32) * static_cast<uint64_t>(count)) >> 32;
+        std::memcpy(out + static_cast<size_t>(col) * element, codes.bytes() + index * element, element);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::clamp<unsigned>(threads, 1u, 16u); ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+}
+
 double HostMatrix::get(int64_t row, int64_t col) const {
   const size_t index = static_cast<size_t>(row * ld_ + col);
   switch (type_) {

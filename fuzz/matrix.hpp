@@ -79,6 +79,11 @@ void side_by_side(const std::vector<std::function<void()>>& jobs, unsigned threa
 /// Integers uniform in [lo, hi], drawn and spread over threads as fill_uniform's values (the same on every
 /// host and thread count for a seed).
 void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi);
+/// Integers uniform in [lo, hi] (at most 256 of them), each from a counter-based hash of (seed, row, column):
+/// a few ns an element against fill_integers' 27, and the same on every host and thread count. Other values
+/// than fill_integers' for the same seed: the fuzz generator keeps that one, so recorded cases replay
+/// unchanged; the time job's exact checks, whose inputs no record names, use this one.
+void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi);
 
 /// The three operands of a case, materialised: A (m×k), B (k×n), C (m×n, the input C; NaN everywhere when
 /// beta == 0, so that a kernel reading it shows up).

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -351,18 +352,35 @@ TEST(HostMatrix, UniformFillDependsOnTheSeedAloneNotOnTheThreads) {
   EXPECT_GT(high, 0.5);
 }
 
-TEST(HostMatrix, IntegerFillDrawsEveryIntegerOfItsRangeWhateverTheThreads) {
-  for (const Precision type : {Precision::bf16, Precision::fp8e4m3, Precision::fp32}) {
-    SCOPED_TRACE(to_string(type));
-    HostMatrix one(type, 37, 19, 21), sixteen(type, 37, 19, 21);
-    fill_integers(one, 5, 1, -2, 2);
-    fill_integers(sixteen, 5, 16, -2, 2);
-    ASSERT_EQ(std::memcmp(one.bytes(), sixteen.bytes(), one.size_bytes()), 0);
-    std::set<double> seen;
-    for (int64_t i = 0; i < 37; ++i)
-      for (int64_t j = 0; j < 19; ++j) seen.insert(one.get(i, j));
-    EXPECT_EQ(seen, (std::set<double>{-2, -1, 0, 1, 2}));
-  }
+TEST(HostMatrix, IntegerFillsDrawEveryIntegerOfTheirRangeWhateverTheThreads) {
+  using Fill = void (*)(HostMatrix&, uint64_t, unsigned, int, int);
+  for (const Fill fill : {Fill{fill_integers}, Fill{fill_hashed_integers}})
+    for (const Precision type : {Precision::bf16, Precision::fp8e4m3, Precision::fp32, Precision::fp16}) {
+      SCOPED_TRACE(to_string(type));
+      HostMatrix one(type, 37, 19, 21), sixteen(type, 37, 19, 21);
+      fill(one, 5, 1, -2, 2);
+      fill(sixteen, 5, 16, -2, 2);
+      ASSERT_EQ(std::memcmp(one.bytes(), sixteen.bytes(), one.size_bytes()), 0);
+      std::map<double, int> seen;
+      for (int64_t i = 0; i < 37; ++i) {
+        for (int64_t j = 0; j < 19; ++j) ++seen[one.get(i, j)];
+        for (int64_t j = 19; j < 21; ++j) EXPECT_EQ(one.get(i, j), 0.0) << "the padding is left alone";
+      }
+      ASSERT_EQ(seen.size(), 5u);
+      EXPECT_EQ(seen.begin()->first, -2);
+      EXPECT_EQ(seen.rbegin()->first, 2);
+      for (const auto& [value, times] : seen)
+        EXPECT_GT(times, 37 * 19 / 5 / 2) << value << " is drawn as often as the others";
+    }
+}
+
+TEST(HostMatrix, HashedIntegersDependOnTheSeedAndRefuseARangeTooWide) {
+  HostMatrix a(Precision::bf16, 8, 64, 64), b(Precision::bf16, 8, 64, 64);
+  fill_hashed_integers(a, 1, 2, -2, 2);
+  fill_hashed_integers(b, 2, 2, -2, 2);
+  EXPECT_NE(std::memcmp(a.bytes(), b.bytes(), a.size_bytes()), 0);
+  EXPECT_THROW(fill_hashed_integers(a, 1, 2, 0, 256), Error);
+  EXPECT_THROW(fill_hashed_integers(a, 1, 2, 2, 1), Error);
 }
 
 TEST(ExactScalars, AlphaAndBetaWhoseProductsAndSumTheAccumulatorHoldsExactly) {

@@ -129,9 +129,9 @@ TimeBench::Integers& TimeBench::integers() {
   in.a = fuzz::HostMatrix(a_.type(), shape_.m, shape_.k, shape_.k);
   in.b = fuzz::HostMatrix(b_.type(), shape_.k, shape_.n, shape_.n);
   in.c = fuzz::HostMatrix(c_.type(), shape_.m, shape_.n, shape_.ldc);
-  fuzz::fill_integers(in.a, job_.seed + 101, threads, -2, 2);
-  fuzz::fill_integers(in.b, job_.seed + 102, threads, -2, 2);
-  if (job_.problem.beta != 0.0) fuzz::fill_integers(in.c, job_.seed + 103, threads, -2, 2);
+  fuzz::fill_hashed_integers(in.a, job_.seed + 101, threads, -2, 2);
+  fuzz::fill_hashed_integers(in.b, job_.seed + 102, threads, -2, 2);
+  if (job_.problem.beta != 0.0) fuzz::fill_hashed_integers(in.c, job_.seed + 103, threads, -2, 2);
   in.a_dev = upload(in.a, shape_.layout.a, shape_.lda);
   in.b_dev = upload(in.b, shape_.layout.b, shape_.ldb);
   in.c_dev = DeviceBuffer(in.c.size_bytes());
