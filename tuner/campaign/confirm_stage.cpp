@@ -65,16 +65,20 @@ void check_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedCandid
   }
 }
 
-void TwinPrefetch::add(const Candidate& candidate) {
-  const std::lock_guard lock(mutex_);
-  if (!asked_.insert(candidate.id()).second) return;
-  running_.push_back(std::async(std::launch::async, [this, candidate] {
-    try {
-      compile_({candidate});
-    } catch (const std::exception&) {
-      // the confirmation compiles it again and says why it failed
-    }
-  }));
+void TwinPrefetch::add(const Candidate& candidate) noexcept {
+  try {
+    const std::lock_guard lock(mutex_);
+    if (!asked_.insert(candidate.id()).second) return;
+    running_.push_back(std::async(std::launch::async, [this, candidate] {
+      try {
+        compile_({candidate});
+      } catch (const std::exception&) {
+        // the confirmation compiles it again and says why it failed
+      }
+    }));
+  } catch (const std::exception&) {
+    // no thread to be had: the confirmation compiles the twin itself
+  }
 }
 
 void TwinPrefetch::wait() {

@@ -45,8 +45,9 @@ class TwinPrefetch {
   TwinPrefetch(const TwinPrefetch&) = delete;
   TwinPrefetch& operator=(const TwinPrefetch&) = delete;
   ~TwinPrefetch() { wait(); }
-  /// Starts compiling `candidate`'s twin unless it was asked for before; safe from several threads.
-  void add(const Candidate& candidate);
+  /// Starts compiling `candidate`'s twin unless it was asked for before; safe from several threads, and
+  /// throws nothing (it runs on the time stage's threads): what it cannot start, the confirmation compiles.
+  void add(const Candidate& candidate) noexcept;
   /// Returns once every twin asked for is compiled (or failed).
   void wait();
 

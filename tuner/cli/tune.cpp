@@ -359,7 +359,9 @@ int command_run(Options o) {
   });
   if (staged)
     time_options.on_timed = [&](const ProblemTiming& t) {
-      if (const TimedEntry* w = t.winner()) twin_prefetch.add(*candidates_by_id.at(w->id));
+      const TimedEntry* w = t.winner();
+      const auto c = w ? candidates_by_id.find(w->id) : candidates_by_id.end();
+      if (c != candidates_by_id.end()) twin_prefetch.add(*c->second);
     };
   auto timings = time_stage(config.problems, fuzzed, time_options);
   FuzzOptions full = fuzz_options;
