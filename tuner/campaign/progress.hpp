@@ -11,7 +11,7 @@ namespace tunefuzz {
 
 class Progress {
  public:
-  /// `quiet`: counts and prints nothing (work done in the background of another stage, whose line it would
+  /// `quiet`: counts, but prints nothing (work done in the background of another stage, whose line it would
   /// break).
   Progress(std::string stage, int64_t total, bool quiet = false);
   /// One more item done; `note` (optional) names it.
