@@ -69,6 +69,17 @@ TEST(WorkerEnvironment, ShowsTheWorkerOnlyItsGpuCountedAmongThoseTheCoordinatorS
             (std::vector<std::string>{"PATH=/bin", "CUDA_VISIBLE_DEVICES=7", "HIP_VISIBLE_DEVICES=1"}));
 }
 
+TEST(WorkerEnvironment, WorkersGetOneHardwareQueueUnlessTheCoordinatorsEnvironmentSetsIt) {
+  using tunefuzz::with_worker_defaults;
+  EXPECT_EQ(with_worker_defaults({"PATH=/bin"}),
+            (std::vector<std::string>{"PATH=/bin", "CUDA_DEVICE_MAX_CONNECTIONS=1"}));
+  EXPECT_EQ(with_worker_defaults({"CUDA_DEVICE_MAX_CONNECTIONS=8", "PATH=/bin"}),
+            (std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=8", "PATH=/bin"}));
+  // A variable whose name only starts the same is another variable.
+  EXPECT_EQ(with_worker_defaults({"CUDA_DEVICE_MAX_CONNECTIONS_X=8"}),
+            (std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS_X=8", "CUDA_DEVICE_MAX_CONNECTIONS=1"}));
+}
+
 TEST(WorkerHostThreads, TheNodesThreadsAreSharedAmongTheWorkersRunningOnIt) {
   using tunefuzz::worker_host_threads;
   ::unsetenv("TUNEFUZZ_HOST_THREADS");

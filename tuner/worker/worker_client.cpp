@@ -21,6 +21,7 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -80,6 +81,18 @@ std::vector<std::string> worker_environment(const std::vector<std::string>& envi
   return out;
 }
 
+std::vector<std::string> with_worker_defaults(std::vector<std::string> environment) {
+  static constexpr std::string_view kDefaults[] = {"CUDA_DEVICE_MAX_CONNECTIONS=1"};
+  for (const std::string_view variable : kDefaults) {
+    const std::string_view name = variable.substr(0, variable.find('=') + 1);
+    const bool given = std::any_of(environment.begin(), environment.end(), [&](const std::string& entry) {
+      return std::string_view(entry).substr(0, name.size()) == name;
+    });
+    if (!given) environment.emplace_back(variable);
+  }
+  return environment;
+}
+
 std::string WorkerOutcome::describe() const {
   std::string out;
   switch (end) {
@@ -117,6 +130,7 @@ namespace {
 std::vector<std::string> environment_for(int gpu) {
   std::vector<std::string> variables;
   for (char** entry = environ; *entry; ++entry) variables.emplace_back(*entry);
+  variables = with_worker_defaults(std::move(variables));
   return gpu >= 0 ? worker_environment(variables, gpu) : variables;
 }
 

@@ -66,6 +66,13 @@ void start_serving_workers(int gpu, int count, const std::filesystem::path& dire
 /// Lets every idle serving worker go (each exits at the end of its input); the process's end does it too.
 void release_idle_workers();
 
+/// `environment` (NAME=VALUE entries) with what every worker runs under unless the coordinator's environment
+/// already says otherwise: CUDA_DEVICE_MAX_CONNECTIONS=1. A worker issues its work on one stream, so one
+/// hardware queue per context costs it nothing, and a context with one queue is made about three times faster
+/// when many processes make theirs at once: 16 workers over two H200s had every context after 1.4 s instead
+/// of 2.9 s (results/context-probe-h200x2/).
+std::vector<std::string> with_worker_defaults(std::vector<std::string> environment);
+
 /// The environment `environment` (NAME=VALUE entries) with CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES
 /// naming only GPU `gpu` of those it shows: entry `gpu` of the list a variable already holds (so `--gpus 1`
 /// under CUDA_VISIBLE_DEVICES=2,3 is card 3), else `gpu` itself. `gpu` < 0: `environment` unchanged.
