@@ -349,10 +349,6 @@ void fill_rows(HostMatrix& matrix, uint64_t seed, unsigned threads, const Draw& 
 
 }  // namespace
 
-void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
-  fill_rows(matrix, seed, threads, std::uniform_real_distribution<double>(-1.0, 1.0));
-}
-
 void side_by_side(const std::vector<std::function<void()>>& jobs, unsigned threads) {
   std::atomic<size_t> next{0};
   std::exception_ptr failed;
@@ -378,6 +374,76 @@ void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, 
             [integer](std::mt19937_64& rng) mutable { return static_cast<double>(integer(rng)); });
 }
 
+namespace {
+
+// splitmix64's output function: the state advanced by the golden-ratio step, then mixed.
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Calls write_row(row bytes, columns, state) for every row, rows shared by up to 16 threads; the row's hash
+// state is the seed's and the row's alone, so the bytes are the same on every host and thread count.
+template <typename WriteRow>
+void hashed_rows(HostMatrix& matrix, uint64_t seed, unsigned threads, const WriteRow& write_row) {
+  const size_t element = static_cast<size_t>(size_of(matrix.type()));
+  const int64_t rows = matrix.rows(), cols = matrix.cols();
+  std::atomic<int64_t> next{0};
+  const auto work = [&] {
+    for (int64_t row = next++; row < rows; row = next++) {
+      uint64_t state =
+          seed * 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(row) + 1) * 0xd1b54a32d192ed03ull;
+      write_row(matrix.bytes() + static_cast<size_t>(row * matrix.ld()) * element, cols, state);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::clamp<unsigned>(threads, 1u, 16u); ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+}
+
+// Elements of `kElement` bytes looked up by a 16-bit draw each: `codes` holds one value per draw.
+template <size_t kElement>
+void fill_from_codes(HostMatrix& matrix, const HostMatrix& codes, uint64_t seed, unsigned threads) {
+  hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
+    for (int64_t col = 0; col < cols; col += 4) {  // four 16-bit draws from each hash
+      uint64_t z = splitmix(state);
+      for (int64_t c = col; c < std::min(cols, col + 4); ++c, z >>= 16)
+        std::memcpy(out + static_cast<size_t>(c) * kElement, codes.bytes() + (z & 0xffff) * kElement,
+                    kElement);
+    }
+  });
+}
+
+}  // namespace
+
+void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
+  if (matrix.type() == Precision::fp32) {  // 24 random bits: every value exact in float
+    hashed_rows(matrix, seed, threads, [](std::byte* out, int64_t cols, uint64_t& state) {
+      for (int64_t col = 0; col < cols; ++col) {
+        const auto draw = static_cast<int64_t>(splitmix(state) >> 40);  // [0, 2^24)
+        const float value = static_cast<float>(draw - (int64_t{1} << 23)) * 0x1p-23f;
+        std::memcpy(out + static_cast<size_t>(col) * sizeof(float), &value, sizeof(float));
+      }
+    });
+    return;
+  }
+  // The 2^16 midpoints of [-1, 1) split evenly, each rounded to the type once.
+  constexpr int64_t kCodes = int64_t{1} << 16;
+  HostMatrix codes(matrix.type(), 1, kCodes, kCodes);
+  for (int64_t v = 0; v < kCodes; ++v) codes.set(0, v, -1.0 + (2.0 * static_cast<double>(v) + 1.0) / kCodes);
+  switch (size_of(matrix.type())) {
+    case 1:
+      return fill_from_codes<1>(matrix, codes, seed, threads);
+    case 2:
+      return fill_from_codes<2>(matrix, codes, seed, threads);
+    default:
+      return fill_from_codes<4>(matrix, codes, seed, threads);
+  }
+}
+
 void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi) {
   const int64_t count = int64_t{hi} - lo + 1;
   if (count < 1 || count > 256)
@@ -386,29 +452,13 @@ void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, i
   // Each value's stored bytes, looked up instead of rounded element by element.
   HostMatrix codes(matrix.type(), 1, count, count);
   for (int64_t v = 0; v < count; ++v) codes.set(0, v, static_cast<double>(lo + v));
-  const size_t element = codes.size_bytes() / static_cast<size_t>(count);
-  const int64_t rows = matrix.rows(), cols = matrix.cols();
-  std::atomic<int64_t> next{0};
-  const auto work = [&] {
-    for (int64_t row = next++; row < rows; row = next++) {
-      // splitmix64 over the row's columns, from a state that is the row's alone
-      uint64_t state =
-          seed * 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(row) + 1) * 0xd1b54a32d192ed03ull;
-      std::byte* out = matrix.bytes() + static_cast<size_t>(row * matrix.ld()) * element;
-      for (int64_t col = 0; col < cols; ++col) {
-        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        const uint64_t index = ((z >> 32) * static_cast<uint64_t>(count)) >> 32;
-        std::memcpy(out + static_cast<size_t>(col) * element, codes.bytes() + index * element, element);
-      }
+  const size_t element = static_cast<size_t>(size_of(matrix.type()));
+  hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
+    for (int64_t col = 0; col < cols; ++col) {
+      const uint64_t index = ((splitmix(state) >> 32) * static_cast<uint64_t>(count)) >> 32;
+      std::memcpy(out + static_cast<size_t>(col) * element, codes.bytes() + index * element, element);
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::clamp<unsigned>(threads, 1u, 16u); ++t) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
+  });
 }
 
 double HostMatrix::get(int64_t row, int64_t col) const {

@@ -68,16 +68,21 @@ class HostMatrix {
   std::vector<std::byte> storage_;
 };
 
-/// Every element of `matrix` uniform in [-1, 1), rounded to its type: row i from random stream i mod 16 of
-/// `seed`, so the values depend on the seed alone; `threads` (1 to 16) share the streams. (Before, thread t
-/// filled rows t, t + threads, ...: a host with fewer than 16 cores timed other values than one with more.)
+/// Every element of `matrix` uniform in [-1, 1), from a counter-based hash of (seed, row, column), so the
+/// values depend on the seed alone, not on the host or `threads` (1 to 16 share the rows). fp32: a grid of
+/// 2^24 steps, every value exact. The other types: one of the 2^16 midpoints of [-1, 1) split evenly, rounded
+/// to the type; that grid's step (2^-15) is no coarser than bf16's and fp8's anywhere, nor than fp16's and
+/// tf32's above 1/32 in magnitude. For the time job's operands, whose values only have to be varied.
 void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads);
+/// Which values fill_uniform draws for a seed, raised whenever they change: the verdict store's screens and
+/// timings were measured on them (2: the hash; 1: mt19937 streams).
+inline constexpr int kUniformFillVersion = 2;
 
 /// Runs `jobs` on up to `threads` threads (the calling one among them), each job once; the first exception a
 /// job throws is rethrown once all have ended. For work that is the same whichever thread does it.
 void side_by_side(const std::vector<std::function<void()>>& jobs, unsigned threads);
-/// Integers uniform in [lo, hi], drawn and spread over threads as fill_uniform's values (the same on every
-/// host and thread count for a seed).
+/// Integers uniform in [lo, hi], row i from mt19937_64 stream i mod 16 of `seed`, the streams shared by
+/// `threads` (1 to 16): the same on every host and thread count for a seed.
 void fill_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi);
 /// Integers uniform in [lo, hi] (at most 256 of them), each from a counter-based hash of (seed, row, column):
 /// a few ns an element against fill_integers' 27, and the same on every host and thread count. Other values

@@ -330,26 +330,54 @@ TEST(HostMatrix, GetRowGivesWhatGetGivesInEveryType) {
 TEST(HostMatrix, UniformFillDependsOnTheSeedAloneNotOnTheThreads) {
   // The time job's inputs: a card's power, and so a long kernel's time, depends on the values multiplied,
   // so hosts with different core counts must time the same ones.
-  HostMatrix one(Precision::bf16, 37, 19, 21), three(Precision::bf16, 37, 19, 21),
-      sixteen(Precision::bf16, 37, 19, 21);
-  fill_uniform(one, 5, 1);
-  fill_uniform(three, 5, 3);
-  fill_uniform(sixteen, 5, 16);
-  ASSERT_EQ(std::memcmp(one.bytes(), three.bytes(), one.size_bytes()), 0);
-  ASSERT_EQ(std::memcmp(one.bytes(), sixteen.bytes(), one.size_bytes()), 0);
-  HostMatrix other(Precision::bf16, 37, 19, 21);
-  fill_uniform(other, 6, 16);
-  EXPECT_NE(std::memcmp(one.bytes(), other.bytes(), one.size_bytes()), 0) << "another seed, other values";
-  double low = 1, high = -1;
-  for (int64_t i = 0; i < 37; ++i)
-    for (int64_t j = 0; j < 19; ++j) {
-      low = std::min(low, one.get(i, j));
-      high = std::max(high, one.get(i, j));
+  for (const Precision type : {Precision::bf16, Precision::fp16, Precision::fp32, Precision::tf32,
+                               Precision::fp8e4m3, Precision::fp8e5m2}) {
+    SCOPED_TRACE(to_string(type));
+    HostMatrix one(type, 37, 19, 21), three(type, 37, 19, 21), sixteen(type, 37, 19, 21);
+    fill_uniform(one, 5, 1);
+    fill_uniform(three, 5, 3);
+    fill_uniform(sixteen, 5, 16);
+    ASSERT_EQ(std::memcmp(one.bytes(), three.bytes(), one.size_bytes()), 0);
+    ASSERT_EQ(std::memcmp(one.bytes(), sixteen.bytes(), one.size_bytes()), 0);
+    HostMatrix other(type, 37, 19, 21);
+    fill_uniform(other, 6, 16);
+    EXPECT_NE(std::memcmp(one.bytes(), other.bytes(), one.size_bytes()), 0) << "another seed, other values";
+  }
+}
+
+TEST(HostMatrix, UniformFillIsUniformOnMinusOneToOneInEveryTypeAndLeavesThePaddingAlone) {
+  // 300 rows of 257 (ld 260): the mean of U[-1, 1) is 0 and its variance 1/3; with 77,100 values the sample's
+  // standard errors are 0.002 and 0.0011, so the bounds below are over ten of them wide.
+  for (const Precision type : {Precision::bf16, Precision::fp16, Precision::fp32, Precision::tf32,
+                               Precision::fp8e4m3, Precision::fp8e5m2}) {
+    SCOPED_TRACE(to_string(type));
+    HostMatrix matrix(type, 300, 257, 260);
+    matrix.fill(7.0);  // padding included: what the fill must not touch
+    fill_uniform(matrix, 11, 4);
+    double sum = 0, squares = 0, low = 1, high = -1;
+    std::set<double> distinct;
+    for (int64_t i = 0; i < matrix.rows(); ++i) {
+      for (int64_t j = 0; j < matrix.cols(); ++j) {
+        const double v = matrix.get(i, j);
+        ASSERT_TRUE(v >= -1.0 && v <= 1.0) << v << " at (" << i << ", " << j << ")";
+        ASSERT_EQ(matrix.get(i, j), round_to(type, v)) << "stored exactly";
+        sum += v;
+        squares += v * v;
+        low = std::min(low, v);
+        high = std::max(high, v);
+        distinct.insert(v);
+      }
+      for (int64_t j = matrix.cols(); j < matrix.ld(); ++j) ASSERT_EQ(matrix.get(i, j), 7.0) << "padding";
     }
-  EXPECT_GE(low, -1.0);
-  EXPECT_LE(high, 1.0);
-  EXPECT_LT(low, -0.5) << "spread over [-1, 1)";
-  EXPECT_GT(high, 0.5);
+    const double n = static_cast<double>(matrix.rows() * matrix.cols());
+    EXPECT_NEAR(sum / n, 0.0, 0.03);
+    EXPECT_NEAR(squares / n, 1.0 / 3.0, 0.015);
+    EXPECT_LT(low, -0.9);
+    EXPECT_GT(high, 0.9);
+    // nearly every value fp8 holds in [-1, 1) is reached (about 110); bf16 holds 128 a binade, the others
+    // more
+    EXPECT_GT(distinct.size(), size_of(type) == 1 ? 100u : 1500u) << "values drawn";
+  }
 }
 
 TEST(HostMatrix, IntegerFillsDrawEveryIntegerOfTheirRangeWhateverTheThreads) {

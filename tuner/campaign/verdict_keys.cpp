@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "fuzz/generators.hpp"
+#include "fuzz/matrix.hpp"
 #include "runtime/backend/elf_image.hpp"
 #include "runtime/backend/kernel_cache.hpp"
 #include "tuner/common/hash.hpp"
@@ -93,6 +94,7 @@ VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, 
       {"warmup", std::to_string(options.warmup)},
       {"screen_repeats", std::to_string(screen_repeats)},
       {"launch_version", std::to_string(kLaunchVersion)},
+      {"inputs_version", std::to_string(fuzz::kUniformFillVersion)},
       {"seed", std::to_string(options.seed)},
       {"card", options.store.card},
       {"driver", options.store.driver},
@@ -114,6 +116,7 @@ VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCand
       {"finalists", std::to_string(options.finalists)},
       {"launch_version", std::to_string(kLaunchVersion)},
       {"strategy", to_string(options.strategy)},
+      {"inputs_version", std::to_string(fuzz::kUniformFillVersion)},
       {"seed", std::to_string(options.seed)},
       {"card", options.store.card},
       {"driver", options.store.driver},
