@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -281,13 +282,28 @@ double smallest_normal(Precision type) {
   return std::ldexp(1.0, format_of(type).min_exponent);
 }
 
+template <typename T>
+T* ZeroedAllocator<T>::allocate(size_t n) {
+  if (n == 0) return nullptr;
+  void* p = std::calloc(n, sizeof(T));
+  if (!p) throw std::bad_alloc();
+  return static_cast<T*>(p);
+}
+
+template <typename T>
+void ZeroedAllocator<T>::deallocate(T* p, size_t) noexcept {
+  std::free(p);
+}
+
+template struct ZeroedAllocator<std::byte>;
+
 HostMatrix::HostMatrix(Precision type, int64_t rows, int64_t cols, int64_t ld)
     : type_(type), rows_(rows), cols_(cols), ld_(ld) {
   if (rows < 0 || cols < 0 || ld < cols) {
     throw Error(ErrorKind::bad_input, "matrix " + std::to_string(rows) + "x" + std::to_string(cols) +
                                           " with leading dimension " + std::to_string(ld) + " is not valid");
   }
-  storage_.assign(static_cast<size_t>(rows * ld * size_of(type)), std::byte{0});
+  storage_.resize(static_cast<size_t>(rows * ld * size_of(type)));  // zero: ZeroedAllocator
 }
 
 void HostMatrix::get_row(int64_t row, double* out) const {
@@ -444,6 +460,21 @@ void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
   }
 }
 
+namespace {
+
+template <size_t kElement>
+void fill_hashed_codes(HostMatrix& matrix, const HostMatrix& codes, uint64_t seed, unsigned threads) {
+  const auto count = static_cast<uint64_t>(codes.cols());
+  hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
+    for (int64_t col = 0; col < cols; ++col) {
+      const uint64_t index = ((splitmix(state) >> 32) * count) >> 32;
+      std::memcpy(out + static_cast<size_t>(col) * kElement, codes.bytes() + index * kElement, kElement);
+    }
+  });
+}
+
+}  // namespace
+
 void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi) {
   const int64_t count = int64_t{hi} - lo + 1;
   if (count < 1 || count > 256)
@@ -452,13 +483,14 @@ void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, i
   // Each value's stored bytes, looked up instead of rounded element by element.
   HostMatrix codes(matrix.type(), 1, count, count);
   for (int64_t v = 0; v < count; ++v) codes.set(0, v, static_cast<double>(lo + v));
-  const size_t element = static_cast<size_t>(size_of(matrix.type()));
-  hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
-    for (int64_t col = 0; col < cols; ++col) {
-      const uint64_t index = ((splitmix(state) >> 32) * static_cast<uint64_t>(count)) >> 32;
-      std::memcpy(out + static_cast<size_t>(col) * element, codes.bytes() + index * element, element);
-    }
-  });
+  switch (size_of(matrix.type())) {
+    case 1:
+      return fill_hashed_codes<1>(matrix, codes, seed, threads);
+    case 2:
+      return fill_hashed_codes<2>(matrix, codes, seed, threads);
+    default:
+      return fill_hashed_codes<4>(matrix, codes, seed, threads);
+  }
 }
 
 double HostMatrix::get(int64_t row, int64_t col) const {
