@@ -301,6 +301,26 @@ TEST(RoundTo, NonFiniteValuesPassThrough) {
   }
 }
 
+TEST(HostMatrix, ANewMatrixIsZeroEvenWhereAnOldOneWasFreedAndItsCopiesAreEqual) {
+  // Its bytes come from calloc unwritten (ZeroedAllocator): memory that held another matrix must read zero
+  // too, small (from the heap) and large (mapped) alike.
+  for (const int64_t side : {int64_t{9}, int64_t{1200}}) {
+    for (int round = 0; round < 3; ++round) {
+      HostMatrix fresh(Precision::bf16, side, side - 1, side);
+      for (size_t i = 0; i < fresh.size_bytes(); ++i)
+        ASSERT_EQ(fresh.bytes()[i], std::byte{0}) << "byte " << i << " of a " << side << "-row matrix";
+      fresh.fill(3.0);  // freed dirty, for the next round to find
+    }
+  }
+  HostMatrix a(Precision::fp16, 5, 7, 8);
+  fill_uniform(a, 4, 1);
+  const HostMatrix b = a;
+  HostMatrix c;
+  c = b;
+  EXPECT_EQ(std::memcmp(a.bytes(), b.bytes(), a.size_bytes()), 0);
+  EXPECT_EQ(std::memcmp(a.bytes(), c.bytes(), a.size_bytes()), 0);
+}
+
 TEST(HostMatrix, GetRowGivesWhatGetGivesInEveryType) {
   // Every bit pattern of the 8- and 16-bit types (NaN and infinities included) and a spread of fp32 values,
   // in a matrix whose rows are padded (ld > cols): get_row decodes each row as get decodes each element.
