@@ -400,6 +400,22 @@ uint64_t splitmix(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// Calls f(std::integral_constant<size_t, B>) for the B bytes an element of `type` takes, so that copies of
+// whole elements have a size the compiler knows.
+template <typename F>
+void by_element_size(Precision type, const F& f) {
+  switch (size_of(type)) {
+    case 1:
+      return f(std::integral_constant<size_t, 1>{});
+    case 2:
+      return f(std::integral_constant<size_t, 2>{});
+    case 4:
+      return f(std::integral_constant<size_t, 4>{});
+    default:
+      throw Error(ErrorKind::internal, "an element of " + std::to_string(size_of(type)) + " bytes");
+  }
+}
+
 // Calls write_row(row bytes, columns, state) for every row, rows shared by up to 16 threads; the row's hash
 // state is the seed's and the row's alone, so the bytes are the same on every host and thread count.
 template <typename WriteRow>
@@ -420,19 +436,6 @@ void hashed_rows(HostMatrix& matrix, uint64_t seed, unsigned threads, const Writ
   for (auto& thread : pool) thread.join();
 }
 
-// Elements of `kElement` bytes looked up by a 16-bit draw each: `codes` holds one value per draw.
-template <size_t kElement>
-void fill_from_codes(HostMatrix& matrix, const HostMatrix& codes, uint64_t seed, unsigned threads) {
-  hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
-    for (int64_t col = 0; col < cols; col += 4) {  // four 16-bit draws from each hash
-      uint64_t z = splitmix(state);
-      for (int64_t c = col; c < std::min(cols, col + 4); ++c, z >>= 16)
-        std::memcpy(out + static_cast<size_t>(c) * kElement, codes.bytes() + (z & 0xffff) * kElement,
-                    kElement);
-    }
-  });
-}
-
 }  // namespace
 
 void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
@@ -450,30 +453,17 @@ void fill_uniform(HostMatrix& matrix, uint64_t seed, unsigned threads) {
   constexpr int64_t kCodes = int64_t{1} << 16;
   HostMatrix codes(matrix.type(), 1, kCodes, kCodes);
   for (int64_t v = 0; v < kCodes; ++v) codes.set(0, v, -1.0 + (2.0 * static_cast<double>(v) + 1.0) / kCodes);
-  switch (size_of(matrix.type())) {
-    case 1:
-      return fill_from_codes<1>(matrix, codes, seed, threads);
-    case 2:
-      return fill_from_codes<2>(matrix, codes, seed, threads);
-    default:
-      return fill_from_codes<4>(matrix, codes, seed, threads);
-  }
-}
-
-namespace {
-
-template <size_t kElement>
-void fill_hashed_codes(HostMatrix& matrix, const HostMatrix& codes, uint64_t seed, unsigned threads) {
-  const auto count = static_cast<uint64_t>(codes.cols());
-  hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
-    for (int64_t col = 0; col < cols; ++col) {
-      const uint64_t index = ((splitmix(state) >> 32) * count) >> 32;
-      std::memcpy(out + static_cast<size_t>(col) * kElement, codes.bytes() + index * kElement, kElement);
-    }
+  by_element_size(matrix.type(), [&](auto size) {
+    constexpr size_t kBytes = decltype(size)::value;
+    hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
+      for (int64_t col = 0; col < cols; col += 4) {  // four 16-bit draws from each hash
+        uint64_t z = splitmix(state);
+        for (int64_t c = col; c < std::min(cols, col + 4); ++c, z >>= 16)
+          std::memcpy(out + static_cast<size_t>(c) * kBytes, codes.bytes() + (z & 0xffff) * kBytes, kBytes);
+      }
+    });
   });
 }
-
-}  // namespace
 
 void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, int lo, int hi) {
   const int64_t count = int64_t{hi} - lo + 1;
@@ -483,14 +473,15 @@ void fill_hashed_integers(HostMatrix& matrix, uint64_t seed, unsigned threads, i
   // Each value's stored bytes, looked up instead of rounded element by element.
   HostMatrix codes(matrix.type(), 1, count, count);
   for (int64_t v = 0; v < count; ++v) codes.set(0, v, static_cast<double>(lo + v));
-  switch (size_of(matrix.type())) {
-    case 1:
-      return fill_hashed_codes<1>(matrix, codes, seed, threads);
-    case 2:
-      return fill_hashed_codes<2>(matrix, codes, seed, threads);
-    default:
-      return fill_hashed_codes<4>(matrix, codes, seed, threads);
-  }
+  by_element_size(matrix.type(), [&](auto size) {
+    constexpr size_t kBytes = decltype(size)::value;
+    hashed_rows(matrix, seed, threads, [&](std::byte* out, int64_t cols, uint64_t& state) {
+      for (int64_t col = 0; col < cols; ++col) {
+        const uint64_t index = ((splitmix(state) >> 32) * static_cast<uint64_t>(count)) >> 32;
+        std::memcpy(out + static_cast<size_t>(col) * kBytes, codes.bytes() + index * kBytes, kBytes);
+      }
+    });
+  });
 }
 
 double HostMatrix::get(int64_t row, int64_t col) const {
@@ -576,20 +567,7 @@ HostMatrix transposed(const HostMatrix& logical, int64_t ld) {
             std::memcpy(to + static_cast<size_t>(j * ld + i) * kBytes,
                         from + static_cast<size_t>(i * from_ld + j) * kBytes, kBytes);
   };
-  switch (size_of(logical.type())) {
-    case 1:
-      move(std::integral_constant<size_t, 1>{});
-      break;
-    case 2:
-      move(std::integral_constant<size_t, 2>{});
-      break;
-    case 4:
-      move(std::integral_constant<size_t, 4>{});
-      break;
-    default:
-      throw Error(ErrorKind::internal,
-                  "transposed: an element of " + std::to_string(size_of(logical.type())) + " bytes");
-  }
+  by_element_size(logical.type(), move);
   return out;
 }
 
