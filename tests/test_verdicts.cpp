@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/matrix.hpp"
 #include "tests/support/fake_gpu.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
 
@@ -134,6 +135,19 @@ TEST_F(VerdictKeys, EveryFieldThatDecidesATimingChangesItsKeyAndNothingElseDoes)
   EXPECT_FALSE(changes([&] { time_.work_directory = root_ / "elsewhere"; }));
   EXPECT_FALSE(changes([&] { time_.timeout_s = 60; }));
   EXPECT_FALSE(changes([&] { fuzzed_.cases_run = 5; }));
+}
+
+TEST_F(VerdictKeys, ScreensAndTimingsAreKeyedByWhichOperandValuesTheSeedGives) {
+  // A compile-time constant, so no change above can move it: the keys must carry it, so that raising it
+  // (other values for the same seed, other power drawn, other times) leaves every stored timing behind.
+  const auto version = [](const VerdictKey& key) {
+    for (const auto& [name, value] : key)
+      if (name == "inputs_version") return value;
+    return std::string("absent");
+  };
+  const std::string expected = std::to_string(tunefuzz::fuzz::kUniformFillVersion);
+  EXPECT_EQ(version(timing_key(problem_, {&fuzzed_}, time_)), expected);
+  EXPECT_EQ(version(screen_key(problem_, fuzzed_, 3, time_)), expected);
 }
 
 TEST_F(VerdictKeys, EveryFieldThatDecidesASanitizerVerdictChangesItsKeyAndNothingElseDoes) {

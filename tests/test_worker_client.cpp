@@ -110,6 +110,20 @@ bool dies_within(pid_t pid, int tries) {
   return process_is_dead(pid);
 }
 
+TEST_F(WorkerClient, AWorkerRunsWithOneHardwareQueueUnlessTheCoordinatorsEnvironmentSaysOtherwise) {
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  for (const bool reuse : {false, true}) {
+    const WorkerOutcome outcome = run_worker(job("environment"), directory_, "default", 30, {}, 0, -1, reuse);
+    ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
+    EXPECT_EQ(outcome.result["connections"].as<std::string>(), "1") << (reuse ? "serving" : "one job");
+  }
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "6", 1);
+  const WorkerOutcome outcome = run_worker(job("environment"), directory_, "set", 30, {}, 0, 0);
+  ::unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
+  EXPECT_EQ(outcome.result["connections"].as<std::string>(), "6");
+}
+
 TEST_F(WorkerClient, ExitZeroIsFinishedAndTheResultIsRead) {
   const WorkerOutcome outcome = run(job("finish"));
   ASSERT_EQ(outcome.end, End::finished) << explain(outcome);
