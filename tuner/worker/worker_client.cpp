@@ -82,14 +82,10 @@ std::vector<std::string> worker_environment(const std::vector<std::string>& envi
 }
 
 std::vector<std::string> with_worker_defaults(std::vector<std::string> environment) {
-  static constexpr std::string_view kDefaults[] = {"CUDA_DEVICE_MAX_CONNECTIONS=1"};
-  for (const std::string_view variable : kDefaults) {
-    const std::string_view name = variable.substr(0, variable.find('=') + 1);
-    const bool given = std::any_of(environment.begin(), environment.end(), [&](const std::string& entry) {
-      return std::string_view(entry).substr(0, name.size()) == name;
-    });
-    if (!given) environment.emplace_back(variable);
-  }
+  constexpr std::string_view kQueues = "CUDA_DEVICE_MAX_CONNECTIONS=";
+  if (std::none_of(environment.begin(), environment.end(),
+                   [&](const std::string& entry) { return std::string_view(entry).starts_with(kQueues); }))
+    environment.push_back(std::string(kQueues) + "1");
   return environment;
 }
 
