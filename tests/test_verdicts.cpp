@@ -25,6 +25,7 @@
 #include "fuzz/matrix.hpp"
 #include "tests/support/fake_gpu.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
+#include "tuner/worker/protocol.hpp"
 
 namespace {
 
@@ -137,17 +138,21 @@ TEST_F(VerdictKeys, EveryFieldThatDecidesATimingChangesItsKeyAndNothingElseDoes)
   EXPECT_FALSE(changes([&] { fuzzed_.cases_run = 5; }));
 }
 
-TEST_F(VerdictKeys, ScreensAndTimingsAreKeyedByWhichOperandValuesTheSeedGives) {
-  // A compile-time constant, so no change above can move it: the keys must carry it, so that raising it
-  // (other values for the same seed, other power drawn, other times) leaves every stored timing behind.
-  const auto version = [](const VerdictKey& key) {
+TEST_F(VerdictKeys, ScreensAndTimingsAreKeyedByTheOperandValuesAndTheWayLaunchesAreTimed) {
+  // Compile-time constants, so no change above can move them: the keys must carry them, so that raising one
+  // (other values for the same seed and other power drawn; another L2 flush before each timed launch) leaves
+  // every stored screen and timing behind.
+  const auto field = [](const VerdictKey& key, const std::string& wanted) {
     for (const auto& [name, value] : key)
-      if (name == "inputs_version") return value;
+      if (name == wanted) return value;
     return std::string("absent");
   };
-  const std::string expected = std::to_string(tunefuzz::fuzz::kUniformFillVersion);
-  EXPECT_EQ(version(timing_key(problem_, {&fuzzed_}, time_)), expected);
-  EXPECT_EQ(version(screen_key(problem_, fuzzed_, 3, time_)), expected);
+  const std::vector<std::pair<std::string, int>> versions = {
+      {"inputs_version", tunefuzz::fuzz::kUniformFillVersion}, {"timer_version", tunefuzz::kTimerVersion}};
+  for (const auto& [name, version] : versions) {
+    EXPECT_EQ(field(timing_key(problem_, {&fuzzed_}, time_), name), std::to_string(version)) << name;
+    EXPECT_EQ(field(screen_key(problem_, fuzzed_, 3, time_), name), std::to_string(version)) << name;
+  }
 }
 
 TEST_F(VerdictKeys, EveryFieldThatDecidesASanitizerVerdictChangesItsKeyAndNothingElseDoes) {

@@ -8,6 +8,7 @@
 #include "runtime/backend/elf_image.hpp"
 #include "runtime/backend/kernel_cache.hpp"
 #include "tuner/common/hash.hpp"
+#include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
 
@@ -95,6 +96,7 @@ VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, 
       {"screen_repeats", std::to_string(screen_repeats)},
       {"launch_version", std::to_string(kLaunchVersion)},
       {"inputs_version", std::to_string(fuzz::kUniformFillVersion)},
+      {"timer_version", std::to_string(kTimerVersion)},
       {"seed", std::to_string(options.seed)},
       {"card", options.store.card},
       {"driver", options.store.driver},
@@ -117,6 +119,7 @@ VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCand
       {"launch_version", std::to_string(kLaunchVersion)},
       {"strategy", to_string(options.strategy)},
       {"inputs_version", std::to_string(fuzz::kUniformFillVersion)},
+      {"timer_version", std::to_string(kTimerVersion)},
       {"seed", std::to_string(options.seed)},
       {"card", options.store.card},
       {"driver", options.store.driver},

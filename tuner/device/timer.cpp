@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "tuner/device/l2_clean_ptx.hpp"
+
 namespace tunefuzz::device {
 
 namespace {
@@ -28,14 +30,30 @@ void summarise(TimingStats& stats) {
 }  // namespace
 
 Timer::Timer(CUstream stream, int64_t l2_bytes)
-    : stream_(stream), flush_(static_cast<size_t>(2 * l2_bytes)) {}
+    : stream_(stream), flush_(static_cast<size_t>(2 * l2_bytes)), clean_(kL2CleanPtx) {
+  clean_entry_ = clean_.function(kL2CleanEntry);
+  CUdevice device = 0;
+  int sms = 0;
+  check(cuCtxGetDevice(&device), "cuCtxGetDevice");
+  check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "cuDeviceGetAttribute");
+  clean_blocks_ = static_cast<unsigned>(4 * std::max(sms, 1));  // 4 × 256 threads per SM, 4 loads each
+}
+
+void Timer::flush(unsigned round) {
+  check(cuMemsetD32Async(flush_.get(), round, flush_.bytes() / 4, stream_), "L2 flush (memset)");
+  CUdeviceptr data = flush_.get();
+  unsigned long long words = flush_.bytes() / 16;
+  void* args[] = {&data, &words};
+  check(cuLaunchKernel(clean_entry_, clean_blocks_, 1, 1, 256, 1, 1, 0, stream_, args, nullptr),
+        "L2 flush (reading it back)");
+}
 
 TimingStats Timer::time(const std::function<void(CUstream)>& launch, int warmup, int repeats) {
   for (int i = 0; i < warmup; ++i) launch(stream_);
   check(cuStreamSynchronize(stream_), "cuStreamSynchronize (warm-up)");
   std::vector<Event> starts(repeats), ends(repeats);
   for (int i = 0; i < repeats; ++i) {
-    check(cuMemsetD32Async(flush_.get(), static_cast<unsigned>(i), flush_.bytes() / 4, stream_), "L2 flush");
+    flush(static_cast<unsigned>(i));
     check(cuEventRecord(starts[i].handle, stream_), "cuEventRecord");
     launch(stream_);
     check(cuEventRecord(ends[i].handle, stream_), "cuEventRecord");
@@ -61,8 +79,7 @@ std::vector<TimingStats> Timer::interleave(const std::vector<std::function<void(
   }
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < launches.size(); ++i) {
-      check(cuMemsetD32Async(flush_.get(), static_cast<unsigned>(r), flush_.bytes() / 4, stream_),
-            "L2 flush");
+      flush(static_cast<unsigned>(r));
       check(cuEventRecord(starts[i][r].handle, stream_), "cuEventRecord");
       launches[i](stream_);
       check(cuEventRecord(ends[i][r].handle, stream_), "cuEventRecord");

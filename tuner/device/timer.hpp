@@ -1,12 +1,14 @@
 // Timing on the device the way the figures are reported: warm-up launches first, then each timed launch
-// between two CUDA events with the L2 cache flushed (a memset over twice its size) before it, so every
-// repeat starts cold; the median of the repeats is the figure.
+// between two CUDA events with the L2 cache flushed before it, so every repeat starts cold; the median of the
+// repeats is the figure. The flush is a memset over twice L2's size and then a kernel that reads what it
+// wrote (l2_clean_ptx.hpp), so that the timed launch starts with nothing in L2 to write back.
 #pragma once
 
 #include <functional>
 #include <vector>
 
 #include "runtime/cuda/cuda.hpp"
+#include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz::device {
 
@@ -19,7 +21,7 @@ struct TimingStats {
 
 class Timer {
  public:
-  /// `l2_bytes`: the device's L2 size; the flush buffer is twice that.
+  /// `l2_bytes`: the device's L2 size; the flush buffer is twice that. The flush is version kTimerVersion.
   Timer(CUstream stream, int64_t l2_bytes);
   TimingStats time(const std::function<void(CUstream)>& launch, int warmup, int repeats);
   /// Each round times one launch of every implementation in turn (A B C A B C ...), L2 flushed before each;
@@ -27,8 +29,14 @@ class Timer {
   std::vector<TimingStats> interleave(const std::vector<std::function<void(CUstream)>>& launches, int rounds);
 
  private:
+  /// Leaves L2 without the timed launch's data and without dirty lines: the memset, then the read.
+  void flush(unsigned round);
+
   CUstream stream_;
   DeviceBuffer flush_;
+  Module clean_;
+  CUfunction clean_entry_ = nullptr;
+  unsigned clean_blocks_ = 0;
 };
 
 }  // namespace tunefuzz::device

@@ -61,6 +61,12 @@ struct FuzzResult {
   std::map<std::string, double> phase_seconds;
 };
 
+/// How the worker prepares each timed launch (tuner/device/timer.hpp), part of every screen's and timing's
+/// store key: 1, L2 flushed by a memset over twice its size; 2, that memset and then a kernel reading it
+/// back, so that the timed launch no longer pays for writing the memset's dirty lines back
+/// (results/flush-probe-h200/).
+inline constexpr int kTimerVersion = 2;
+
 /// One round of measurements of one problem (a strategy's MeasureRound, tuner/strategy/search.hpp): the
 /// worker measures what the lists name, in this order (baseline, screens, full timings, turns), and decides
 /// nothing; whoever runs the rounds picks what comes next and who wins.
