@@ -241,9 +241,10 @@ TEST(GemmSkinnyFormulas, UnitsCoverEveryTileAndSplitOnceAndSplitsCoverK) {
 // ---- 3. the space: the shipped configs, and each rule on both sides -----------------------------------
 
 TEST(GemmSkinnySpace, ShippedSpacesKeepEveryPointAndServeTheDecodeProblems) {
-  // Three entries: BM = WM = 8 with BN 32 or 64 and SPLIT_K 1 or 2 (4 points); BM = WM = 16, BK = 64, six
-  // stages, SPLIT_K 2 or 3 (2); BM 64 or 128 with 32 x 32 warp tiles, SPLIT_K 2 or 3 (4). The largest needs
-  // 4 * (64 + 128) * 64 * 2 = 98304 bytes and 256 threads: no rule prunes anything.
+  // Three entries: BM = WM = 8 with BN 32 or 64 and SPLIT_K 1 or 2 (4 points); BM = WM = 16 with BN 32 or 64,
+  // WN 16 or 32, BK 64 or 128, four stages, SPLIT_K 1 or 2 (16); BM 64 or 128 with 32 x 32 warp tiles,
+  // SPLIT_K 2 or 3 (4). The largest needs 4 * (64 + 128) * 64 * 2 = 98304 bytes and 256 threads: no rule
+  // prunes anything.
   for (const char* file : {"h100.yaml", "h200.yaml"}) {
     SCOPED_TRACE(file);
     const Config config = load_config(std::string(TUNEFUZZ_SOURCE_DIR "/configs/") + file);
@@ -251,7 +252,7 @@ TEST(GemmSkinnySpace, ShippedSpacesKeepEveryPointAndServeTheDecodeProblems) {
     for (const TemplateSearch& s : config.templates)
       if (s.name == "gemm_skinny") reports.push_back(Space(skinny(), s, config.gpu.limits).prune());
     ASSERT_EQ(reports.size(), 3u);
-    const std::vector<size_t> sizes = {4, 2, 4};
+    const std::vector<size_t> sizes = {4, 16, 4};
     for (size_t i = 0; i < reports.size(); ++i) {
       EXPECT_EQ(reports[i].enumerated, static_cast<int64_t>(sizes[i]));
       EXPECT_EQ(reports[i].kept.size(), sizes[i]);
@@ -457,7 +458,7 @@ TEST(GemmSkinnyCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
   std::vector<Point> points = shipped_points("h100.yaml");
   for (const Point& p : shipped_points("h200.yaml"))
     if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
-  ASSERT_EQ(points.size(), 10u);
+  ASSERT_EQ(points.size(), 24u);
   std::set<std::string> images;
   for (const Point& point : points) {
     SCOPED_TRACE(point.str());
@@ -480,7 +481,7 @@ TEST(GemmSkinnyCompile, EveryPointOfTheShippedSpacesCompilesAsDeclared) {
     EXPECT_EQ((*meta)[3], point["BN"]);
   }
   // SPLIT_K is the launcher's: twins that differ in it share one image.
-  EXPECT_EQ(images.size(), 5u);
+  EXPECT_EQ(images.size(), 12u);
 }
 
 TEST(GemmSkinnyCompile, EveryTypePairAndVectorWidthCompilesWithItsInstructions) {
