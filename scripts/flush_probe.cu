@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       CUdeviceptr data = reinterpret_cast<CUdeviceptr>(flush);
       unsigned long long words = flush_bytes / 16;
       void* args[] = {&data, &words};
-      CHECK(cuLaunchKernel(ptx_clean, 4 * prop.multiProcessorCount, 1, 1, 256, 1, 1, 0, s, args, nullptr));
+      CHECK(cuLaunchKernel(ptx_clean, tunefuzz::device::kL2CleanBlocksPerSm * prop.multiProcessorCount, 1, 1,
+                           tunefuzz::device::kL2CleanThreads, 1, 1, 0, s, args, nullptr));
     }
   };
   auto median_us = [&](const std::string& mode, const std::function<void()>& launch) {

@@ -274,8 +274,9 @@ int main(int argc, char** argv) {
       CUdeviceptr data = reinterpret_cast<CUdeviceptr>(flush);
       unsigned long long words = flush_bytes / 16;
       void* args[] = {&data, &words};
-      cu(cuLaunchKernel(clean, static_cast<unsigned>(4 * props.multiProcessorCount), 1, 1, 256, 1, 1, 0,
-                        stream, args, nullptr),
+      cu(cuLaunchKernel(
+             clean, tunefuzz::device::kL2CleanBlocksPerSm * static_cast<unsigned>(props.multiProcessorCount),
+             1, 1, tunefuzz::device::kL2CleanThreads, 1, 1, 0, stream, args, nullptr),
          "cuLaunchKernel(tf_l2_clean)");
     };
     cudaEvent_t begin, end;

@@ -16,6 +16,8 @@
 namespace tunefuzz::device {
 
 inline constexpr const char* kL2CleanEntry = "tf_l2_clean";
+/// Its launch: this many CTAs per SM, of this many threads.
+inline constexpr unsigned kL2CleanBlocksPerSm = 4, kL2CleanThreads = 256;
 
 inline constexpr const char* kL2CleanPtx = R"ptx(
 .version 7.0

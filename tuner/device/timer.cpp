@@ -36,7 +36,7 @@ Timer::Timer(CUstream stream, int64_t l2_bytes)
   int sms = 0;
   check(cuCtxGetDevice(&device), "cuCtxGetDevice");
   check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device), "cuDeviceGetAttribute");
-  clean_blocks_ = static_cast<unsigned>(4 * std::max(sms, 1));  // 4 × 256 threads per SM, 4 loads each
+  clean_blocks_ = kL2CleanBlocksPerSm * static_cast<unsigned>(std::max(sms, 1));
 }
 
 void Timer::flush(unsigned round) {
@@ -44,7 +44,7 @@ void Timer::flush(unsigned round) {
   CUdeviceptr data = flush_.get();
   unsigned long long words = flush_.bytes() / 16;
   void* args[] = {&data, &words};
-  check(cuLaunchKernel(clean_entry_, clean_blocks_, 1, 1, 256, 1, 1, 0, stream_, args, nullptr),
+  check(cuLaunchKernel(clean_entry_, clean_blocks_, 1, 1, kL2CleanThreads, 1, 1, 0, stream_, args, nullptr),
         "L2 flush (reading it back)");
 }
 

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "runtime/cuda/cuda.hpp"
-#include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz::device {
 
@@ -21,7 +20,8 @@ struct TimingStats {
 
 class Timer {
  public:
-  /// `l2_bytes`: the device's L2 size; the flush buffer is twice that. The flush is version kTimerVersion.
+  /// `l2_bytes`: the device's L2 size; the flush buffer is twice that. The flush is kTimerVersion's
+  /// (tuner/worker/protocol.hpp).
   Timer(CUstream stream, int64_t l2_bytes);
   TimingStats time(const std::function<void(CUstream)>& launch, int warmup, int repeats);
   /// Each round times one launch of every implementation in turn (A B C A B C ...), L2 flushed before each;
