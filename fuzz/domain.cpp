@@ -253,7 +253,37 @@ std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout
     for (Dimension d : kDimensions)
       if (const auto moved = with_value(base, d, value_of(base, d) + 1, space)) bases.push_back(*moved);
   }
+  // A single row, for a candidate that takes M up to one tile of 8 or more (a point that swaps its operands).
+  // A column-major A keeps a 16-element leading dimension: with lda = 1 its one row would be read along K
+  // (canonical_form), another storage order than the one probed.
+  CaseRecord row;
+  row.m = 1;
+  row.n = row.k = kProbeSize / 16;
+  row.layout = layout;
+  if (layout.a == Order::col) row.lda_pad = kProbeSize / 16 - 1;
+  bases.push_back(row);
   return bases;
+}
+
+int64_t probe_max_m(const CaseSpace& space, const Layout& layout,
+                    const std::function<bool(const CaseRecord&)>& accepts) {
+  if (!accepts) return 0;
+  const std::vector<CaseRecord> bases = probe_bases(space, layout);
+  const auto base = std::find_if(bases.begin(), bases.end(), accepts);
+  if (base == bases.end()) return 0;
+  const auto takes = [&](int64_t m) {
+    const auto moved = with_value(*base, Dimension::m, m, space);
+    return moved && accepts(*moved);
+  };
+  constexpr int64_t kNoBound = int64_t{1} << 20;
+  int64_t low = base->m, high = 2 * low;  // low is taken; find the first refused above it
+  while (high <= kNoBound && takes(high)) low = high, high *= 2;
+  if (high > kNoBound) return 0;
+  while (high - low > 1) {
+    const int64_t middle = low + (high - low) / 2;
+    (takes(middle) ? low : high) = middle;
+  }
+  return low;
 }
 
 namespace {
@@ -273,8 +303,12 @@ std::optional<Steps> steps_from(const std::vector<CaseRecord>& bases, const Case
       if (residue % step == 0) continue;  // the step found so far divides it: nothing new to learn
       for (const CaseRecord& base : accepted) {
         const int64_t own = value_of(base, d);
+        // A size below one unit (the single row) moves to the residue itself: a candidate that takes M up to
+        // one tile refuses it one unit further up.
         const int64_t value =
-            own - own % kWidestAccessBytes + (is_size(d) ? kWidestAccessBytes : 0) + residue;
+            is_size(d) && own < kWidestAccessBytes
+                ? residue
+                : own - own % kWidestAccessBytes + (is_size(d) ? kWidestAccessBytes : 0) + residue;
         const auto moved = with_value(base, d, value, space);
         if (moved && (!accepts || accepts(*moved))) {
           step = std::gcd(step, residue);

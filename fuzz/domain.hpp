@@ -75,8 +75,8 @@ bool is_aligned(const CaseRecord& record, const CaseSpace& space);
 CaseRecord aligned(CaseRecord record, const Steps& steps, const CaseSpace& space);
 
 /// Records of `layout` to probe a candidate from: every dimension on 16-byte multiples (M = N = K = 256, 64
-/// and 16, packed leading dimensions, aligned bases), and each of those records with one dimension moved off
-/// by one element.
+/// and 16, packed leading dimensions, aligned bases), each of those records with one dimension moved off by
+/// one element, and a single row (M = 1, N = K = 16) for candidates that take M up to one tile.
 std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout);
 
 /// The steps `accepts` takes along each dimension of `layout`: moving one dimension of each accepted probe
@@ -84,6 +84,13 @@ std::vector<CaseRecord> probe_bases(const CaseSpace& space, const Layout& layout
 /// nullopt when it accepts no probe base (a layout the candidate does not compute).
 std::optional<Steps> probe_steps(const CaseSpace& space, const Layout& layout,
                                  const std::function<bool(const CaseRecord&)>& accepts);
+
+/// The largest M `accepts` takes in `layout`, from its first accepted probe base with M doubled until it is
+/// refused (past 2^20: no bound, 0) and then halved back by bisection: a point that swaps its operands takes
+/// M up to its BN, gemm_skinny up to 128. Found by probing the refusal, not by restating it; 0 also where no
+/// probe base is accepted.
+int64_t probe_max_m(const CaseSpace& space, const Layout& layout,
+                    const std::function<bool(const CaseRecord&)>& accepts);
 
 /// The same for records with M, N or K zero (from the probe bases with one size emptied; each dimension the
 /// finest step any of the three takes): a quick return reads no operand, so its candidate may accept any

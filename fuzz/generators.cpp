@@ -154,16 +154,18 @@ std::vector<CaseRecord> sanitizer_cases(const CaseSpace& space) {
     c.distribution = Distribution::small_int;
     c.seed = 1;
   }
-  cases[0].m = 2 * m;
+  // A candidate that takes M up to one tile (max_m) gets its tiles along N alone.
+  const auto rows = [&space](int64_t m) { return space.max_m > 0 ? std::min(m, space.max_m) : m; };
+  cases[0].m = rows(2 * m);
   cases[0].n = 2 * n;
   cases[0].k = 3 * ring;
   cases[0].grid = space.varies_grid ? 2 : 0;
-  cases[1].m = m + unit;
+  cases[1].m = rows(m + unit);
   cases[1].n = n + unit;
   cases[1].k = k + unit;
   cases[1].alpha = 2;
   cases[1].beta = 1;
-  cases[2].m = 3 * m;
+  cases[2].m = rows(3 * m);
   cases[2].n = n;
   cases[2].k = 2 * ring;
   cases[2].grid = space.varies_grid ? 1 : 0;
@@ -294,7 +296,10 @@ Gen<CaseRecord> gen_broad_case(const CaseSpace& space) {
           uint64_t seed, std::vector<int64_t> offsets, int64_t split_code, int64_t grid, size_t layout_index,
           int zero_size) {
         CaseRecord r;
-        r.m = zero_size == 0 ? 0 : shape.m;
+        // M above the largest the candidate takes, folded into 1..max_m (keeping its distance from a tile
+        // edge where max_m is a tile).
+        const int64_t m = s.max_m > 0 && shape.m > s.max_m ? 1 + (shape.m - 1) % s.max_m : shape.m;
+        r.m = zero_size == 0 ? 0 : m;
         r.n = zero_size == 1 ? 0 : shape.n;
         r.k = zero_size == 2 ? 0 : shape.k;
         // Keep the full reference affordable: shrink K (in units) when m·n·k is too large. Huge cases (C

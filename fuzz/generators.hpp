@@ -23,8 +23,9 @@ namespace tunefuzz::fuzz {
 /// case runner): part of a stored fuzz verdict's key (tuner/campaign/verdict_keys.hpp). Raise it with any
 /// change that could turn a pass into a failure, so stored verdicts are fuzzed again.
 // 2: one case in four aligned throughout (df2d7cc); 3: huge cases of exact distributions judged exactly
-// (f02e59e); 4: single packed rows and columns drawn where a refusal decides (ce8e14d)
-inline constexpr int kCaseGeneratorVersion = 4;
+// (f02e59e); 4: single packed rows and columns drawn where a refusal decides (ce8e14d); 5: M folded into the
+// largest M a candidate accepts (CaseSpace::max_m), and steps probed from a single row too
+inline constexpr int kCaseGeneratorVersion = 5;
 
 /// What the candidate under test accepts and where its edges are.
 struct CaseSpace {
@@ -56,6 +57,9 @@ struct CaseSpace {
   std::vector<Steps> steps;
   /// The same for records with a zero size (probe_zero_steps); empty: `steps`.
   std::vector<Steps> zero_steps;
+  /// The largest M the candidate accepts (probe_max_m), 0 for no bound: drawn sizes above it are folded into
+  /// 1..max_m, so a candidate that takes M up to one tile gets its cases without a redraw for each.
+  int64_t max_m = 0;
   /// Whether the candidate accepts a record (its refusal rule); empty: every record. gen_case draws broadly
   /// and keeps what this accepts.
   std::function<bool(const CaseRecord&)> accepts;

@@ -32,6 +32,12 @@
 // with TMA first when beta != 0) and stores them with TMA (which clips partial tiles), otherwise it stores
 // from registers with bounds checks.
 //
+// Transposed (SWAP_AB = 1): the launcher hands the kernel Cᵀ = Bᵀ·Aᵀ (the problem's N rows by its M columns, A
+// and B traded and each read in the other storage order), and the kernel stores C transposed, element (i, j)
+// of its result at c + j·ldc + i, from registers. A skinny M becomes the wgmma's N (BN down to 8): one tile
+// spans all of M, and the wide operand streams through the ring as A. Tiles whose BN is not a multiple of 64
+// have kernels for K-major B only (layouts RC and CC, which row-major A gives the transposed form).
+//
 // TMA needs 16-byte aligned base addresses and leading dimensions: with PACK=1 the launcher first copies an
 // operand that is not so into aligned scratch (tf_pack, templates/pack.h); without, the host refuses such
 // problems, so the table falls back to another candidate for them. Out-of-bounds parts of a tile load as zeros, so every M, N
@@ -49,7 +55,7 @@
 #define BM 128  // CTA tile rows (M): CONSUMERS × 64 × (m64 blocks per consumer)
 #endif
 #ifndef BN
-#define BN 256  // CTA tile columns (N) = the wgmma instruction's N: 64, 128, 192 or 256
+#define BN 256  // CTA tile columns (N) = the wgmma instruction's N: a multiple of 8 (of 64 for N-major B)
 #endif
 #ifndef BK
 #define BK 64  // CTA tile depth (K) per stage: a multiple of 128 bytes of input
@@ -71,6 +77,9 @@
 #endif
 #ifndef A_REGS
 #define A_REGS 0  // 1 = the consumers read A into registers (ldmatrix) for wgmma; row-major A only
+#endif
+#ifndef SWAP_AB
+#define SWAP_AB 0  // 1 = the launcher hands this kernel Cᵀ = Bᵀ·Aᵀ, so it stores C transposed (column-major)
 #endif
 #ifndef LAYOUTS
 #define LAYOUTS 15  // storage orders with a kernel in the image: TF_LAYOUT_RR 1, _RC 2, _CR 4, _CC 8
@@ -102,6 +111,8 @@
 #define TF_MUTANT_SPLIT_SLOT_WRAPS 14    // (split-K) the last split's partial lands in split 0's workspace slot
 #define TF_MUTANT_TRANSPOSE_EARLY_WRITE 15  // (tf32) a consumer rewrites a tile K-major before all have read it
 #define TF_MUTANT_TRANSPOSE_UNSYNCED 16  // (tf32) wgmma starts before every consumer's rewrite is done
+#define TF_MUTANT_SWAP_STEPS_BY_ROWS 17  // (SWAP_AB) C's columns are taken M apart, not ldc apart
+#define TF_MUTANT_SWAP_LAST_COLUMN 18   // (SWAP_AB) a pair's second element is stored past C's last column
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_FP8E4M3 || TF_INPUT == TF_TYPE_FP8E5M2
@@ -117,6 +128,8 @@
 #if TF_INPUT == TF_TYPE_FP8E5M2
 #define TF_WGMMA_AB8 ".e5m2.e5m2"
 #endif
+// Whether the epilogue may stage C in shared memory and store it by TMA (see kOutRowBytes below).
+#define TF_TMA_STORE (!SWAP_AB && BN % 64 == 0)
 #include "wgmma_ops.h"
 #include "output_types.h"
 #include "split_k.h"
@@ -139,11 +152,12 @@ constexpr int kBStageBytes = BN * BK * kElemBytes;
 constexpr int kStageBytes = kAStageBytes + kBStageBytes;
 constexpr int kOutBytes = TF_OUT_BYTES;
 // The epilogue's staging rows: 128 bytes (64 fp16/bf16 or 32 fp32 columns), or 64 bytes (64 columns) for fp8,
-// so that every BN (a multiple of 64) is a whole number of them; swizzled as C's tensor map says (128- or
-// 64-byte swizzle).
+// so that every BN that is a multiple of 64 is a whole number of them; swizzled as C's tensor map says (128- or
+// 64-byte swizzle). Other BN, and C stored transposed (SWAP_AB), store from registers alone: no staging slab.
+// (A macro, not a constexpr: NVRTC keeps a namespace-scope constant the code tests as a global of the image.)
 constexpr int kOutRowBytes = kOutBytes == 1 ? 64 : kSwizzleBytes;
 constexpr int kOutSlab = kOutRowBytes / kOutBytes;  // C columns in one staging row
-constexpr int kEpilogueBytes = CONSUMERS * kWgM * kSwizzleBytes;  // one staging slab per consumer
+constexpr int kEpilogueBytes = TF_TMA_STORE ? CONSUMERS * kWgM * kSwizzleBytes : 0;  // a staging slab per consumer
 // Dynamic shared memory: 1 KiB of slack to align the ring to the swizzle pattern's 1 KiB period.
 constexpr int kSmemBytes = 1024 + STAGES * kStageBytes + kEpilogueBytes;
 // tf32 wgmma reads K-major tiles alone: an M/N-major operand tile is rewritten in place (transpose_stage) by
@@ -181,7 +195,10 @@ static_assert(!(A_REGS && TF_ELEM_BYTES == 4), "A_REGS=1 is for 16-bit and fp8 i
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2 warpgroups");
 static_assert(BM % (64 * CONSUMERS) == 0 && BM / CONSUMERS <= 256,
               "BM must be a multiple of 64*CONSUMERS (m64 wgmma blocks), at most 256 rows per consumer");
-static_assert(BN == 64 || BN == 128 || BN == 192 || BN == 256, "BN must be 64, 128, 192 or 256");
+static_assert(BN % 8 == 0 && BN >= 8 && BN <= 256, "BN must be a multiple of 8 from 8 to 256 (the wgmma's N)");
+// A cluster sharing B loads half of every B box into each CTA: the halves start a multiple of 1 KiB apart.
+static_assert(CLUSTER_M == 1 || BN % 16 == 0, "CLUSTER_M = 2 loads B in halves of 8-row groups: BN a multiple of 16");
+static_assert(SWAP_AB == 0 || SWAP_AB == 1, "SWAP_AB is a switch: 0 or 1");
 static_assert(BK % tf::kSlab == 0 && BK <= 256, "BK must be a multiple of 128 bytes of input, at most 256");
 static_assert(STAGES >= 2, "STAGES must be at least 2 (one stage loading while one is consumed)");
 static_assert(GROUP_M >= 1, "GROUP_M must be at least 1");
@@ -503,6 +520,9 @@ __device__ __forceinline__ void load_a(AFragments& a, tf_u32 a_stage, int consum
 
 // The wgmma of one K tile into `acc`: accumulating onto it, or, with `fresh`, starting from zero (scale-d 0
 // on the first K step). A comes from `a` (A_REGS) or from the stage.
+// TF_WGMMA_CALL(n) names tf_wgmma*_n##n: expanding BN first, through one more macro, gives it the number.
+#define TF_WGMMA_CALL_N(n) TF_WGMMA_CALL(n)
+
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFragments& a, tf_u32 a_stage,
                                            tf_u32 b_stage, int consumer, bool fresh) {
@@ -534,15 +554,7 @@ __device__ __forceinline__ void mma_k_tile(float (&acc)[kMi][BN / 2], const AFra
 #define TF_WGMMA_CALL(n) tf_wgmma16_n##n<A_COL ? 1 : 0, B_COL ? 0 : 1>(acc[mi], da, db, scale_d)
 #endif
 #endif
-#if BN == 64
-      TF_WGMMA_CALL(64);
-#elif BN == 128
-      TF_WGMMA_CALL(128);
-#elif BN == 192
-      TF_WGMMA_CALL(192);
-#else
-      TF_WGMMA_CALL(256);
-#endif
+      TF_WGMMA_CALL_N(BN);  // the wrapper of N = BN (wgmma_ops.h)
 #undef TF_WGMMA_CALL
     }
   }
@@ -604,6 +616,8 @@ __device__ __forceinline__ void release(tf_u64* empty, tf_u32 step) {
 }
 
 // Columns col and col + 1 of `row` of C: alpha·v + beta·C, bounds-checked; C is read only when beta != 0.
+// SWAP_AB: C is stored transposed, element (row, col) at c + col·ldc + row (the problem's C is row-major, and
+// this kernel computes its transpose), so the pair's two elements lie ldc apart and are stored one by one.
 __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf_i64 col, float v0, float v1) {
   if (row >= p.m || col >= p.n) return;
 #if TF_MUTANT == TF_MUTANT_BETA0_READS_C
@@ -611,8 +625,24 @@ __device__ __forceinline__ void store_pair(const TfGemmParams& p, tf_i64 row, tf
 #else
   const bool read_c = p.beta != 0.0f;
 #endif
-  tf_epilogue_pair(static_cast<unsigned char*>(p.c) + (row * p.ldc + col) * kOutBytes, p.alpha, p.beta, v0, v1,
-                   col + 1 < p.n, read_c);
+  unsigned char* const c = static_cast<unsigned char*>(p.c);
+#if SWAP_AB
+#if TF_MUTANT == TF_MUTANT_SWAP_STEPS_BY_ROWS
+  const tf_i64 column_step = p.m;
+#else
+  const tf_i64 column_step = p.ldc;
+#endif
+#if TF_MUTANT == TF_MUTANT_SWAP_LAST_COLUMN
+  const bool second = col + 1 <= p.n;
+#else
+  const bool second = col + 1 < p.n;
+#endif
+  tf_epilogue_pair(c + (col * column_step + row) * kOutBytes, p.alpha, p.beta, v0, 0.f, false, read_c);
+  if (second)
+    tf_epilogue_pair(c + ((col + 1) * column_step + row) * kOutBytes, p.alpha, p.beta, v1, 0.f, false, read_c);
+#else
+  tf_epilogue_pair(c + (row * p.ldc + col) * kOutBytes, p.alpha, p.beta, v0, v1, col + 1 < p.n, read_c);
+#endif
 }
 
 // Hands each pair of the consumer's accumulators to store(row, col, v0, v1). Fragment i of m64 block mi: n8
@@ -914,8 +944,10 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
       // past the matrix (see above): nothing to store
     } else if (splits > 1) {
       store_partials(p, acc, t, u.split, consumer, thread);  // a unit with no K tiles stores zeros
+#if TF_TMA_STORE
     } else if (tma_store_c && TF_MUTANT != TF_MUTANT_BETA0_READS_C) {
       store_tma(p, acc, t, consumer, thread, my_staging, map_c, &c_loaded[consumer], c_phase);
+#endif
     } else {
       store_direct(p, acc, t, consumer, thread);
     }
@@ -940,7 +972,9 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 }  // namespace tf
 
 // One entry point per storage order of A and B in LAYOUTS (rr: both row-major, cr: A column-major, ...); fp8
-// has rc only, A_REGS rr and rc only.
+// has rc only, A_REGS rr and rc only. An N-major B tile (row-major B: rr, cr) is loaded in 128-byte slabs of
+// 64 columns, so those kernels exist only where BN is whole slabs; K-major B (rc, cc) takes every N the
+// instruction does.
 // Each takes the problem, the TMA tensor maps of A, B and C (C's is used only when tma_store_c is 1: C's base
 // and leading dimension are 16-byte aligned), as __grid_constant__ parameters TMA reads in place.
 #define TF_ENTRY(name, a_col, b_col)                                                                        \
@@ -955,15 +989,18 @@ __device__ __forceinline__ void gemm(const TfGemmParams& p, const TfTensorMap* m
 static_assert(LAYOUTS >= 1 && LAYOUTS <= 15, "LAYOUTS is a mask of TF_LAYOUT_RR, _RC, _CR and _CC");
 static_assert(TF_ELEM_BYTES != 2 || !A_REGS || (LAYOUTS & (TF_LAYOUT_RR | TF_LAYOUT_RC)),
               "A_REGS=1 computes RR and RC only: LAYOUTS names neither");
+#define TF_N_MAJOR_B (BN % 64 == 0)  // kernels that read row-major B have whole 64-column slabs
+static_assert(TF_ELEM_BYTES != 2 || TF_N_MAJOR_B || (LAYOUTS & (TF_LAYOUT_RC | TF_LAYOUT_CC)),
+              "BN not a multiple of 64 computes RC and CC only (K-major B): LAYOUTS names neither");
 #if TF_ELEM_BYTES != 2 || (LAYOUTS & TF_LAYOUT_RC)
 TF_ENTRY(tf_gemm_rc, false, true)
 #endif
 #if TF_ELEM_BYTES != 1
-#if LAYOUTS & TF_LAYOUT_RR
+#if (LAYOUTS & TF_LAYOUT_RR) && TF_N_MAJOR_B
 TF_ENTRY(tf_gemm_rr, false, false)
 #endif
 #if !A_REGS  // A from registers is loaded from K-major (row-major) A only
-#if LAYOUTS & TF_LAYOUT_CR
+#if (LAYOUTS & TF_LAYOUT_CR) && TF_N_MAJOR_B
 TF_ENTRY(tf_gemm_cr, true, false)
 #endif
 #if LAYOUTS & TF_LAYOUT_CC

@@ -225,6 +225,47 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
               checked, lowest_kept, kBroadDraws, lowest_aligned, kDraws);
 }
 
+// The bound on M a candidate's refusal sets, found by probing it: a point that swaps its operands takes M up
+// to its BN (one tile across M), gemm_skinny up to 128, the others any M. The fuzz cases of a bounded
+// candidate fold M into its range, and its tiles in the problem's terms are BN rows by BM columns.
+TEST(Domain, TheLargestMACandidateTakesIsProbedAndTheCasesStayWithinIt) {
+  const KernelTemplate& wgmma = find_template("gemm_wgmma");
+  std::vector<std::pair<std::string, int64_t>> values = wgmma.default_point().values();
+  for (auto& [name, value] : values) {
+    if (name == "SWAP_AB") value = 1;
+    if (name == "BN") value = 24;
+    if (name == "CLUSTER_M") value = 1;
+  }
+  const Candidate swap{&wgmma, Point(values), {Precision::bf16, Precision::bf16}};
+  const fuzz::CaseSpace space = device::case_space_for(swap, kSmCount);
+  EXPECT_EQ(space.max_m, 24);
+  EXPECT_EQ(space.tile_m, 24);
+  EXPECT_EQ(space.tile_n, swap.point["BM"]);
+  ASSERT_FALSE(space.layouts.empty());
+  // BN = 24 reads the kernel's B K-major alone, and that B is Aᵀ: the problems of row-major A.
+  for (const Layout& layout : space.layouts) EXPECT_EQ(layout.a, Order::row) << to_string(layout);
+  EXPECT_EQ(space.layouts.size(), 2u);
+  const rc::Gen<fuzz::CaseRecord> broad = fuzz::gen_broad_case(space);
+  rc::Random random(20261201);
+  int at_most = 0, whole = 0;
+  for (int i = 0; i < 400; ++i) {
+    const fuzz::CaseRecord r = broad(random.split(), i % 101).value();
+    at_most += r.m <= 24;
+    whole += r.m == 24;
+  }
+  EXPECT_EQ(at_most, 400) << "every drawn M folded into 1..24";
+  EXPECT_GT(whole, 0) << "the whole tile is drawn too";
+  for (const fuzz::CaseRecord& r : fuzz::sanitizer_cases(space))
+    EXPECT_FALSE(refusal(swap, r)) << fuzz::to_string(r);
+
+  const Candidate skinny{&find_template("gemm_skinny"),
+                         find_template("gemm_skinny").default_point(),
+                         {Precision::bf16, Precision::bf16}};
+  EXPECT_EQ(device::case_space_for(skinny, kSmCount).max_m, 128);
+  const Candidate plain{&wgmma, wgmma.default_point(), {Precision::bf16, Precision::bf16}};
+  EXPECT_EQ(device::case_space_for(plain, kSmCount).max_m, 0);
+}
+
 // Quick return: every template accepts a problem with M, N or K zero in every layout it computes, whatever
 // the alignment of its leading dimensions and bases (no operand is read); it refuses a negative size, and a
 // leading dimension shorter than its row, saying which. The launch decision: nothing for M or N = 0, the

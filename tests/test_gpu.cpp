@@ -571,6 +571,76 @@ TEST_F(GpuTest, WgmmaInjectedBugsThatComputeWrongResultsAreCaught) {
   }
 }
 
+// The transposed form (SWAP_AB = 1): Cᵀ = Bᵀ·Aᵀ with the problem's M as the wgmma's N and C stored
+// transposed, on every M up to the point's BN that a fragment edge (8 columns) makes interesting, in every
+// storage order (a BN off whole 64-column slabs reads its B, the problem's Aᵀ, K-major only: column-major A
+// is refused there), with tails in N and K, padded leading dimensions (so C's column step is ldc, not M), C
+// read and scaled, K splits (the reduce stores transposed too), empty splits, and persistent grids of 1
+// and 3.
+TEST_F(GpuTest, WgmmaSwappedIsRightForEveryMLayoutSplitAndGrid) {
+  SKIP_UNLESS_SM90();
+  const std::vector<std::vector<std::pair<std::string, int64_t>>> points = {
+      {{"SWAP_AB", 1}, {"BM", 64}, {"BN", 8}, {"CONSUMERS", 1}, {"STAGES", 8}, {"CLUSTER_M", 1}},
+      {{"SWAP_AB", 1}, {"BM", 128}, {"BN", 24}, {"CONSUMERS", 1}, {"STAGES", 6}, {"CLUSTER_M", 1}},
+      {{"SWAP_AB", 1}, {"BM", 64}, {"BN", 80}, {"CONSUMERS", 1}, {"BK", 128}, {"CLUSTER_M", 1}},
+      {{"SWAP_AB", 1},
+       {"BM", 128},
+       {"BN", 128},
+       {"CONSUMERS", 2},
+       {"CLUSTER_M", 2}},  // slabs whole: every order
+  };
+  const std::vector<int64_t> ms = {1, 2, 3, 7, 8, 9, 17, 23, 24, 63, 64, 77, 100, 127, 128};
+  int ran = 0;
+  for (const auto& point : points) {
+    const Candidate candidate = candidate_at(gemm_wgmma_template(), point, {}, 0);
+    const int64_t bn = candidate.point["BN"];
+    for (const Layout& layout : gemm_wgmma_template().layouts)
+      for (size_t i = 0; i < ms.size() && ms[i] <= bn; ++i) {
+        const int64_t m = ms[i];
+        CaseRecord c =
+            record(m, 200 + 8 * static_cast<int64_t>(i), 1000,
+                   m % 2 ? Distribution::small_int : Distribution::sequential, 1.5, m % 3 ? 0.0 : -1.0);
+        c.layout = layout;
+        c.lda_pad = 8;
+        c.ldb_pad = 8;
+        c.ldc_pad = i % 2 ? 5 : 0;
+        const int64_t k_tiles = (1000 + candidate.point["BK"] - 1) / candidate.point["BK"];
+        const int64_t splits[] = {0, 2, 3, k_tiles + 1};
+        const int64_t grids[] = {0, 1, 3};
+        c.splits = splits[i % 4];
+        c.grid = grids[i % 3];
+        const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, point, {}, 0);
+        const std::string what = ::testing::PrintToString(point) + " " + fuzz::to_string(c);
+        if (bn % 64 != 0 && layout.a == Order::col) {
+          EXPECT_TRUE(outcome.refused) << what << ": BN off whole slabs reads Aᵀ K-major only";
+          continue;
+        }
+        EXPECT_TRUE(outcome.passed) << what << ": " << outcome.message;
+        ++ran;
+      }
+  }
+  EXPECT_GT(ran, 40);
+}
+
+// The transposed store's injected bugs, each on a case chosen to expose it: C's columns stepped by M instead
+// of ldc (a padded C), and a pair's second element stored past C's last column (an odd M, so a pair's second
+// column lies outside).
+TEST_F(GpuTest, WgmmaSwappedStoreBugsAreCaught) {
+  SKIP_UNLESS_SM90();
+  const auto code = [](const char* name) { return mutant_code(gemm_wgmma_mutant_names(), name); };
+  const std::vector<std::pair<std::string, int64_t>> point = {
+      {"SWAP_AB", 1}, {"BM", 64}, {"BN", 24}, {"CONSUMERS", 1}, {"CLUSTER_M", 1}};
+  CaseRecord padded = record(24, 520, 256);
+  padded.ldc_pad = 8;
+  CaseRecord odd = record(23, 520, 256);
+  for (const auto& [mutant, c] :
+       {std::pair{"swap_steps_by_rows", padded}, std::pair{"swap_last_column", odd}}) {
+    EXPECT_TRUE(run_on(gemm_wgmma_template(), c, point, {}, 0).passed) << "unmutated, " << fuzz::to_string(c);
+    const device::CaseOutcome outcome = run_on(gemm_wgmma_template(), c, point, {}, code(mutant));
+    EXPECT_FALSE(outcome.passed) << mutant << " survived " << fuzz::to_string(c);
+  }
+}
+
 // ---- gemm_skinny (decode: M <= 128, split-K finished in the same launch) ----
 
 // Points of gemm_skinny: one n8 fragment of rows per warp, two, and the widest tile (four warps of 32 x 64).

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,11 @@ TEST(Layouts, ACandidateExportsTheOrdersItsElementTypesProblemsUse) {
     EXPECT_NE(c.id().find("LAYOUTS=" + std::to_string(expected)), std::string::npos);
     ++narrowed;
   }
-  // gemm_wgmma: 2 points x (bf16, fp16); gemm_mma: 1 x 2; gemm_skinny: 1 x 2; gemm_simt: 1 x fp32.
-  EXPECT_EQ(narrowed, 9);
+  // gemm_wgmma: 2 points x (bf16, fp16); gemm_mma: 1 x 2; gemm_simt: 1 x fp32. gemm_skinny takes M up to 128,
+  // none of these 256-row problems: it is no candidate.
+  EXPECT_EQ(narrowed, 7);
+  EXPECT_TRUE(std::none_of(candidates.begin(), candidates.end(),
+                           [](const Candidate& c) { return c.kernel_template->name == "gemm_skinny"; }));
   EXPECT_EQ(listed, 2);
 }
 
@@ -95,6 +99,31 @@ TEST(Layouts, APointThatComputesNoneOfTheOrdersAskedForIsNoCandidate) {
     EXPECT_EQ(candidates[0].point[c.parameter], c.kept_value);
     EXPECT_EQ(candidates[0].point[kLayoutsParameter], c.mask);
   }
+}
+
+// A point that accepts none of the config's problems of its element types could never be timed: it is no
+// candidate, whether the campaign narrows its LAYOUTS or the config lists them. Here: a packing point where
+// every problem is aligned, and a transposed point (one tile across M) where every M is above its BN.
+TEST(Layouts, APointThatServesNoneOfTheProblemsIsNoCandidate) {
+  const std::string problems =
+      "  - {name: rr, m: 256, n: 256, k: 256, precision: bf16}\n"
+      "  - {name: odd, m: 257, n: 129, k: 1031, precision: fp16}\n";
+  const std::vector<Candidate> candidates =
+      space_stage(
+          config_with(problems,
+                      "  - {name: gemm_mma, space: {BM: [128], BN: [128], PACK: [0, 1]}}\n"
+                      "  - {name: gemm_mma, space: {BM: [64], PACK: [0, 1], LAYOUTS: [15]}}\n"
+                      "  - {name: gemm_wgmma, space: {BN: [64, 256], CLUSTER_M: [1], SWAP_AB: [1]}}\n"))
+          .candidates;
+  std::set<std::string> kept;
+  for (const Candidate& c : candidates) {
+    kept.insert(c.kernel_template->name + (c.point["PACK"] ? " packs " : " in place ") +
+                to_string(c.types.input));
+    if (c.kernel_template->name == "gemm_wgmma") EXPECT_EQ(c.point["BN"], 256) << c.id();
+  }
+  // bf16: aligned, so no packing point; fp16: K = 1031 (odd rows of A), so no point that reads in place.
+  EXPECT_EQ(kept, (std::set<std::string>{"gemm_mma in place bf16", "gemm_mma packs fp16",
+                                         "gemm_wgmma in place bf16"}));
 }
 
 TEST(Layouts, TheRefusalNamesTheOrderThePointLeavesOut) {

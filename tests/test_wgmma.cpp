@@ -185,7 +185,23 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
        kBf16,
        "BM must be a multiple of 64*CONSUMERS (m64 wgmma blocks), at most 256 rows per consumer",
        "wgmma_m"},
-      {{{"BN", 96}}, kBf16, "BN must be 64, 128, 192 or 256", "wgmma_n"},
+      {{{"BN", 100}, {"CLUSTER_M", 1}},
+       kBf16,
+       "BN must be a multiple of 8 from 8 to 256 (the wgmma's N)",
+       "wgmma_n"},
+      {{{"BN", 264}, {"LAYOUTS", 2}, {"CLUSTER_M", 1}},
+       kBf16,
+       "BN must be a multiple of 8 from 8 to 256 (the wgmma's N)",
+       "wgmma_n"},
+      {{{"BN", 24}, {"LAYOUTS", 1 | 4}, {"CLUSTER_M", 1}},
+       kBf16,
+       "BN not a multiple of 64 computes RC and CC only (K-major B): LAYOUTS names neither",
+       "k_major_b_layouts"},
+      {{{"BN", 24}, {"LAYOUTS", 2}, {"CLUSTER_M", 2}},
+       kBf16,
+       "CLUSTER_M = 2 loads B in halves of 8-row groups: BN a multiple of 16",
+       "cluster_halves"},
+      {{{"SWAP_AB", 2}}, kBf16, "SWAP_AB is a switch: 0 or 1", "switch"},
       {{{"BK", 32}}, kBf16, "BK must be a multiple of 128 bytes of input, at most 256", "tma_box"},
       {{{"BK", 64}}, kFp8, "BK must be a multiple of 128 bytes of input, at most 256", "tma_box"},
       {{{"STAGES", 1}},
@@ -266,26 +282,32 @@ TEST(WgmmaTemplate, EachImpossibleCombinationFailsWithItsOwnMessageAndTheHostPru
   EXPECT_EQ(fired, std::set<std::string>(all_messages.begin(), all_messages.end()));  // every rule exercised
 }
 
-// Each mutant changes the 16-bit default point's code, or, for a bug in tf32's own code (the K-major
-// rewrite), the tf32 default point's (which has every storage order).
+// Each mutant changes the 16-bit default point's code; a bug in tf32's own code (the K-major rewrite), the
+// tf32 default point's (which has every storage order); a bug in the transposed store, a SWAP_AB point's.
 TEST(WgmmaTemplate, EveryInjectedBugCompilesToItsOwnCode) {
   const std::vector<std::string>& names = gemm_wgmma_mutant_names();
   ASSERT_EQ(names, gemm_wgmma_template().mutants);
   ASSERT_EQ(names, gemm_wgmma_tf32_template().mutants);
-  const Point point = gemm_wgmma_template().default_point(),
-              tf32 = gemm_wgmma_tf32_template().default_point();
-  std::set<std::string> ptx = {compiler().compile(request(gemm_wgmma_template(), point, kBf16)).ptx};
-  std::set<std::string> tf32_ptx = {compiler().compile(request(gemm_wgmma_tf32_template(), tf32, kTf32)).ptx};
+  const std::vector<std::pair<const KernelTemplate*, Point>> probes = {
+      {&gemm_wgmma_template(), gemm_wgmma_template().default_point()},
+      {&gemm_wgmma_tf32_template(), gemm_wgmma_tf32_template().default_point()},
+      {&gemm_wgmma_template(),
+       at(gemm_wgmma_template(), {{"SWAP_AB", 1}, {"BN", 24}, {"LAYOUTS", 2}, {"CLUSTER_M", 1}})}};
+  std::vector<std::set<std::string>> ptx;
+  for (const auto& [t, point] : probes)
+    ptx.push_back({compiler().compile(request(*t, point, t->supported_types.front())).ptx});
   for (int code = 1; code < static_cast<int>(names.size()); ++code) {
     SCOPED_TRACE(names[code]);
     std::string upper = names[code];
     for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     EXPECT_TRUE(contains(source().text, "#define TF_MUTANT_" + upper + " " + std::to_string(code)));
-    const CompiledKernel mutant = compiler().compile(request(gemm_wgmma_template(), point, kBf16, code));
-    if (ptx.insert(mutant.ptx).second) continue;
-    const CompiledKernel tf32_mutant =
-        compiler().compile(request(gemm_wgmma_tf32_template(), tf32, kTf32, code));
-    EXPECT_TRUE(tf32_ptx.insert(tf32_mutant.ptx).second) << "the mutant changes nothing in the code";
+    bool changes = false;
+    for (size_t i = 0; i < probes.size() && !changes; ++i) {
+      const auto& [t, point] = probes[i];
+      changes =
+          ptx[i].insert(compiler().compile(request(*t, point, t->supported_types.front(), code)).ptx).second;
+    }
+    EXPECT_TRUE(changes) << "the mutant changes nothing in the code";
   }
 }
 
@@ -478,15 +500,33 @@ TEST(WgmmaTemplate, TheGeneratedWrappersAreCurrent) {
 // The TMA epilogue only where C's base, rows and row ends are whole 16-byte units: the fuzz run at 4bc0226
 // saw a TMA store overwrite C's row padding up to the next 16-byte unit when N was off one.
 TEST(WgmmaTemplate, TheTmaEpilogueTakesOnlyRowsEndingOnSixteenByteUnits) {
+  const Point point = gemm_wgmma_template().default_point();
   for (const int64_t output_bytes : {1, 2, 4})
     for (int64_t n = 1; n <= 40; ++n) {
       GemmShape s{64, n, 64, 64, n, (n + 15) / 16 * 16, Layout{}};
-      EXPECT_EQ(gemm_wgmma_tma_epilogue(s, output_bytes, 4096), (n * output_bytes) % 16 == 0)
+      EXPECT_EQ(gemm_wgmma_tma_epilogue(point, s, output_bytes, 4096), (n * output_bytes) % 16 == 0)
           << "N=" << n << " of " << output_bytes << "-byte elements";
-      EXPECT_FALSE(gemm_wgmma_tma_epilogue(s, output_bytes, 4096 + 8)) << "a base off 16 bytes";
+      EXPECT_FALSE(gemm_wgmma_tma_epilogue(point, s, output_bytes, 4096 + 8)) << "a base off 16 bytes";
       s.ldc = (n + 15) / 16 * 16 + 1;
-      EXPECT_FALSE(gemm_wgmma_tma_epilogue(s, output_bytes, 4096)) << "rows off 16 bytes";
+      EXPECT_FALSE(gemm_wgmma_tma_epilogue(point, s, output_bytes, 4096)) << "rows off 16 bytes";
     }
+}
+
+// Points that store C from registers alone have no staging slab: C stored transposed (SWAP_AB), or a BN that
+// is not whole 64-column slabs. The kernel compiles the TMA store out for them (TF_TMA_STORE).
+TEST(WgmmaTemplate, OnlyPointsThatStageCStoreItByTma) {
+  const GemmShape aligned{256, 256, 64, 64, 256, 256, Layout{}};
+  const KernelTemplate& t = gemm_wgmma_template();
+  EXPECT_TRUE(gemm_wgmma_tma_epilogue(t.default_point(), aligned, 2, 4096));
+  EXPECT_FALSE(gemm_wgmma_tma_epilogue(at(t, {{"SWAP_AB", 1}}), aligned, 2, 4096));
+  EXPECT_FALSE(gemm_wgmma_tma_epilogue(at(t, {{"BN", 96}, {"LAYOUTS", 2}}), aligned, 2, 4096));
+  GemmShape column = aligned;
+  column.c_order = Order::col;
+  EXPECT_FALSE(gemm_wgmma_tma_epilogue(t.default_point(), column, 2, 4096));
+  // The staging slab is in the shared memory only where it is used.
+  const Point staged = at(t, {{"BN", 128}, {"LAYOUTS", 2}}),
+              transposed = at(t, {{"BN", 128}, {"LAYOUTS", 2}, {"SWAP_AB", 1}});
+  EXPECT_EQ(t.shared_memory_bytes(staged) - t.shared_memory_bytes(transposed), 2 * 64 * 128);
 }
 
 // The fuzzer reaches the TMA epilogue: within a fuzz job's default budget (100 cases) a fair share of the
@@ -509,7 +549,8 @@ TEST(WgmmaTemplate, TheFuzzCasesReachTheTmaEpilogue) {
       const fuzz::CaseRecord r = gen(random.split(), i % 101).value();
       if (r.m == 0 || r.n == 0 || r.k == 0 || r.splits > 1) continue;
       const GemmShape s = device::shape_of(r, input_bytes, output_bytes);
-      tma += gemm_wgmma_tma_epilogue(s, output_bytes, 4096 + static_cast<uint64_t>(r.c_offset * output_bytes));
+      tma += gemm_wgmma_tma_epilogue(c.point, s, output_bytes,
+                                     4096 + static_cast<uint64_t>(r.c_offset * output_bytes));
     }
     EXPECT_GE(tma, 12) << "of 100 cases (21 when written; 6 or 7 without the aligned regime)";
   }

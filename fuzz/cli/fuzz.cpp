@@ -468,9 +468,9 @@ int command_mutants(const Options& o) {
       const FuzzFailure& f = *it->failure;
       const std::string klass =
           std::string(fuzz::to_string(f.failure_class)) + (f.subtype.empty() ? "" : "/" + f.subtype);
-      const Point& p = c.candidate.point;
-      const bool small =
-          f.shrunk_case.m <= 2 * p["BM"] && f.shrunk_case.n <= 2 * p["BN"] && f.shrunk_case.k <= 2 * p["BK"];
+      const OutputTile tile = stated_tile(*c.candidate.kernel_template, c.candidate.point);
+      const bool small = f.shrunk_case.m <= 2 * tile.rows && f.shrunk_case.n <= 2 * tile.cols &&
+                         f.shrunk_case.k <= 2 * c.candidate.point["BK"];
       row["killed"] = true;
       // A failure on the perturbed twin came after the plain cases had all passed.
       row["caught_by"] = f.perturb ? "fuzz cases, schedule-perturbed" : "fuzz cases";

@@ -203,7 +203,7 @@ class GemmWgmmaRunner final : public GemmRunner {
     m->map_b = encode(g.b, types.input, b_col ? s.n : s.k, b_col ? s.k : s.n, s.ldb,
                       gemm_wgmma_operand_box(p, false, b_col, eb));
     const int64_t ob = size_of(types.output);
-    if (gemm_wgmma_tma_epilogue(s, ob, g.c)) {
+    if (gemm_wgmma_tma_epilogue(p, s, ob, g.c)) {
       m->map_c = encode(g.c, types.output, s.m, s.n, s.ldc, gemm_wgmma_output_box(p, ob));
       m->tma_store_c = 1;
     }

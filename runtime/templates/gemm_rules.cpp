@@ -172,9 +172,11 @@ std::optional<std::string> operands_refusal(std::string_view template_name, cons
            std::string(layout_note) + ")";
   if (auto why = size_refusal(s)) return why;
   const auto [a, b] = stored_operands(s);
-  if (a.ld < a.extent || b.ld < b.extent || s.ldc < s.n)
+  const bool c_col = s.c_order == Order::col;
+  if (a.ld < a.extent || b.ld < b.extent || s.ldc < (c_col ? s.m : s.n))
     return std::string("leading dimensions must be at least the stored row lengths (lda >= ") +
-           a.extent_name + ", ldb >= " + b.extent_name + ", ldc >= N)";
+           a.extent_name + ", ldb >= " + b.extent_name +
+           (c_col ? ", ldc >= M for a column-major C)" : ", ldc >= N)");
   if (s.c_alignment % narrowest_output_bytes(template_name) != 0)
     return std::string("C's base address is not aligned to its element size");
   return std::nullopt;
@@ -203,9 +205,9 @@ Constraint shared_memory_constraint(const std::string& what, std::function<int64
 
 std::optional<std::string> shape_refusal(std::string_view template_name, const GemmShape& s,
                                          int64_t c_element_bytes, int64_t tile_m, int64_t tile_n) {
-  if (s.layout != Layout{})
-    return std::string(template_name) + " computes row-major A and B only (layout RR), not " +
-           to_string(s.layout);
+  if (s.layout != Layout{} || s.c_order != Order::row)
+    return std::string(template_name) + " computes row-major A, B and C only (layout RR), not " +
+           to_string(s.layout) + (s.c_order != Order::row ? " with C column-major" : "");
   if (auto why = size_refusal(s)) return why;
   if (s.lda < s.k || s.ldb < s.n || s.ldc < s.n)
     return std::string("leading dimensions must be at least the row lengths (lda >= K, ldb >= N, ldc >= N)");

@@ -57,25 +57,35 @@ int64_t tf32_transpose_registers(const Point& p) {
                       (mask & (rr | cr)) ? round_groups(p["BN"]) : 0);
 }
 
-// The ring of STAGES × (A + B tiles), one 128-byte-row staging slab per consumer for the epilogue, and 1 KiB
-// of slack to align the ring to the swizzle's period (kSmemBytes in the kernel). The mbarriers are static.
+// Whether the point's epilogue can stage C in shared memory for TMA stores (TF_TMA_STORE in the kernel): C
+// stored as the problem states it, in whole 64-column slabs (every output type's staging row holds 32 or 64).
+bool stages_c(const Point& p) {
+  return !p["SWAP_AB"] && p["BN"] % 64 == 0;
+}
+
+// The ring of STAGES × (A + B tiles), one 128-byte-row staging slab per consumer for the epilogue where the
+// point stages C, and 1 KiB of slack to align the ring to the swizzle's period (kSmemBytes in the kernel).
+// The mbarriers are static.
 int64_t shared_memory(const Point& p, int64_t eb) {
   return 1024 + p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * eb +
-         p["CONSUMERS"] * rows_per_consumer(p) * kSwizzleBytes;
+         (stages_c(p) ? p["CONSUMERS"] * rows_per_consumer(p) * kSwizzleBytes : 0);
 }
 
 std::vector<Constraint> constraints(int64_t eb) {
   const int64_t slab = kSwizzleBytes / eb;
   std::vector<Constraint> out = {
-      {"positive", "every tunable must be at least 1 (the switches PERSISTENT, A_REGS and PACK at least 0)",
+      {"positive",
+       "every tunable must be at least 1 (the switches PERSISTENT, A_REGS, PACK and SWAP_AB at least 0)",
        [](const Point& p, const GpuLimits&) {
          for (const auto& [name, value] : p.values())
-           if (value < (name == "PERSISTENT" || name == "A_REGS" || name == "PACK" ? 0 : 1)) return false;
+           if (value <
+               (name == "PERSISTENT" || name == "A_REGS" || name == "PACK" || name == "SWAP_AB" ? 0 : 1))
+             return false;
          return true;
        }},
-      {"switch", "PERSISTENT, A_REGS and PACK are switches: 0 or 1",
+      {"switch", "PERSISTENT, A_REGS, PACK and SWAP_AB are switches: 0 or 1",
        [](const Point& p, const GpuLimits&) {
-         return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1 && p["PACK"] <= 1;
+         return p["PERSISTENT"] <= 1 && p["A_REGS"] <= 1 && p["PACK"] <= 1 && p["SWAP_AB"] <= 1;
        }},
       {"consumers", "CONSUMERS must be 1 or 2 consumer warpgroups",
        [](const Point& p, const GpuLimits&) { return p["CONSUMERS"] == 1 || p["CONSUMERS"] == 2; }},
@@ -85,11 +95,12 @@ std::vector<Constraint> constraints(int64_t eb) {
        [](const Point& p, const GpuLimits&) {
          return p["CONSUMERS"] > 0 && p["BM"] % (64 * p["CONSUMERS"]) == 0 && rows_per_consumer(p) <= 256;
        }},
-      {"wgmma_n", "BN is the wgmma's N here: 64, 128, 192 or 256",
+      {"wgmma_n", "BN is the wgmma's N here: a multiple of 8 from 8 to 256",
        [](const Point& p, const GpuLimits&) {
          const int64_t n = p["BN"];
-         return n == 64 || n == 128 || n == 192 || n == 256;
+         return n % 8 == 0 && n >= 8 && n <= 256;
        }},
+
       {"tma_box", "BK must be a multiple of 128 bytes of input (one swizzled TMA box row), at most 256",
        [slab](const Point& p, const GpuLimits&) { return p["BK"] % slab == 0 && p["BK"] <= 256; }},
       {"accumulators",
@@ -99,10 +110,10 @@ std::vector<Constraint> constraints(int64_t eb) {
          return rows_per_consumer(p) / 64 * p["BN"] / 2 * accumulator_sets(eb) <= 256;
        }},
       threads_constraint("128*(1+CONSUMERS)", threads),
-      shared_memory_constraint(
-          "the ring, STAGES*(BM+BN)*BK elements, plus a 128-byte-row epilogue slab per consumer and 1 KiB of "
-          "alignment slack",
-          [eb](const Point& p) { return shared_memory(p, eb); }),
+      shared_memory_constraint("the ring, STAGES*(BM+BN)*BK elements, plus a 128-byte-row epilogue slab per "
+                               "consumer where C is staged and 1 KiB of "
+                               "alignment slack",
+                               [eb](const Point& p) { return shared_memory(p, eb); }),
       {"stages", "STAGES must be at least 2: one stage loads while another is consumed",
        [](const Point& p, const GpuLimits&) { return p["STAGES"] >= 2; }},
       {"cluster",
@@ -110,6 +121,9 @@ std::vector<Constraint> constraints(int64_t eb) {
        [](const Point& p, const GpuLimits&) {
          return p["CLUSTER_M"] <= 2 && p["CLUSTER_N"] <= 2 && cluster_size(p) <= 2;
        }},
+      {"cluster_halves",
+       "CLUSTER_M = 2 loads each B box in two halves of whole 8-row groups: BN must be a multiple of 16",
+       [](const Point& p, const GpuLimits&) { return p["CLUSTER_M"] == 1 || p["BN"] % 16 == 0; }},
   };
   if (eb == 4) {
     out.push_back({"a_regs_tf32",
@@ -139,11 +153,23 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   if (auto why = exported_layout_refusal(p, s)) return why;
   if (!p["PACK"] && !has_kernel(s.layout, eb))
     return std::string(f.layout_note) + "; the PACK=1 twin of this candidate transposes the other operands first";
-  // A_REGS reads row-major A: the problem's, or (PACK=1 with fp8, tf32) the transposed copy's.
-  if (!gemm_wgmma_computes(p, p["PACK"] ? pack_plan(s, eb, gemm_wgmma_pack_rule(eb)).layout : s.layout))
-    return "A_REGS=1 loads A into registers from row-major A only; the A_REGS=0 point serves layout " +
-           to_string(s.layout);
+  // A_REGS reads row-major A, and a BN off whole 64-column slabs column-major B: the problem's, or (PACK=1
+  // with fp8, tf32) the transposed copies'.
+  const Layout read = p["PACK"] ? pack_plan(s, eb, gemm_wgmma_pack_rule(eb)).layout : s.layout;
+  if (!gemm_wgmma_computes(p, read)) {
+    if (p["A_REGS"] && read.a != Order::row)
+      return "A_REGS=1 loads A into registers from row-major A only; the A_REGS=0 point serves layout " +
+             to_string(s.layout);
+    return "BN=" + std::to_string(p["BN"]) +
+           " is not whole 64-column slabs, so the point reads column-major (K-major) B only, not layout " +
+           to_string(read) + "; a BN of 64, 128, 192 or 256 serves it";
+  }
   if (quick_return(s) != QuickReturn::none) return std::nullopt;  // no tensor map is encoded
+  // SWAP_AB is the form for skinny M: the problem's M (the form's N) in one tile of BN columns. Larger M is
+  // served by the points that tile it, so the campaign does not time this one there.
+  if (p["SWAP_AB"] && s.n > p["BN"])
+    return "SWAP_AB=1 computes M in one tile of BN = " + std::to_string(p["BN"]) +
+           " (M = " + std::to_string(s.n) + "); points that tile M, or a larger BN, serve it";
   // TMA: 16-byte aligned bases and row strides (PACK=1 copies operands that are not into aligned scratch);
   // coordinates are 32-bit.
   if (p["PACK"]) {
@@ -199,6 +225,10 @@ KernelTemplate make_template(const Family& f) {
        false, 0},
       {"A_REGS", 0,
        "1 = consumers load A into registers (ldmatrix) and wgmma reads it there; row-major A only", true, 0},
+      {"SWAP_AB", 0,
+       "1 = compute Cᵀ = Bᵀ·Aᵀ, C stored transposed: the problem's M is the kernel's N (BN down to 8 for "
+       "skinny M) and its B streams as the kernel's A",
+       true, 0},
       layouts_parameter(),
   };
   t.constraints = constraints(eb);
@@ -208,6 +238,15 @@ KernelTemplate make_template(const Family& f) {
                              return eb != 2 || !p["A_REGS"] ||
                                     (p[kLayoutsParameter] & (layout_bit({Order::row, Order::row}) |
                                                              layout_bit({Order::row, Order::col})));
+                           }});
+  t.constraints.push_back({"k_major_b_layouts",
+                           "BN not a multiple of 64 computes RC and CC only (row-major B tiles load in "
+                           "64-column slabs): LAYOUTS names "
+                           "neither",
+                           [eb](const Point& p, const GpuLimits&) {
+                             return eb != 2 || p["BN"] % 64 == 0 ||
+                                    (p[kLayoutsParameter] & (layout_bit({Order::row, Order::col}) |
+                                                             layout_bit({Order::col, Order::col})));
                            }});
   t.layouts = all_layouts();  // fp8: all but RC with PACK=1 only (refusal)
   t.supported_types = f.types;
@@ -226,6 +265,7 @@ KernelTemplate make_template(const Family& f) {
     return out;
   };
   t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
+  t.swaps_operands = [](const Point& p) { return p["SWAP_AB"] != 0; };
   t.geometry = [eb](const Point& p, const GemmShape& s) {
     LaunchGeometry g;
     g.grid_x = gemm_wgmma_grid(p, s, 0, p["SPLIT_K"]);
@@ -306,12 +346,14 @@ TmaBox gemm_wgmma_output_box(const Point& p, int64_t output_bytes) {
   return {row_bytes / output_bytes, rows_per_consumer(p), row_bytes};
 }
 
-bool gemm_wgmma_tma_epilogue(const GemmShape& shape, int64_t output_bytes, uint64_t c_address) {
-  return c_address % 16 == 0 && (shape.ldc * output_bytes) % 16 == 0 && (shape.n * output_bytes) % 16 == 0;
+bool gemm_wgmma_tma_epilogue(const Point& p, const GemmShape& shape, int64_t output_bytes,
+                             uint64_t c_address) {
+  return stages_c(p) && shape.c_order == Order::row && c_address % 16 == 0 &&
+         (shape.ldc * output_bytes) % 16 == 0 && (shape.n * output_bytes) % 16 == 0;
 }
 
 bool gemm_wgmma_computes(const Point& p, const Layout& layout) {
-  return !p["A_REGS"] || layout.a == Order::row;
+  return (!p["A_REGS"] || layout.a == Order::row) && (p["BN"] % 64 == 0 || layout.b == Order::col);
 }
 
 std::vector<Layout> gemm_wgmma_kernel_layouts(int64_t element_bytes) {
@@ -341,7 +383,9 @@ const std::vector<std::string>& gemm_wgmma_mutant_names() {
                                                  "release_before_mma",
                                                  "split_slot_wraps",
                                                  "transpose_early_write",
-                                                 "transpose_unsynced"};
+                                                 "transpose_unsynced",
+                                                 "swap_steps_by_rows",
+                                                 "swap_last_column"};
   return names;
 }
 

@@ -33,7 +33,8 @@ int64_t gemm_wgmma_grid(const Point& point, const GemmShape& shape, int64_t requ
 /// The box of C's tensor map: a slab of 128 bytes of columns (fp8: 64 bytes, 64 columns, 64-byte swizzle) by
 /// one consumer's rows.
 TmaBox gemm_wgmma_output_box(const Point& point, int64_t output_bytes);
-/// Whether the point has a kernel for this storage order (A_REGS = 1 reads row-major A only).
+/// Whether the point has a kernel for this storage order (A_REGS = 1 reads row-major A only; a BN that is not
+/// whole 64-column slabs reads column-major B only).
 bool gemm_wgmma_computes(const Point& point, const Layout& layout);
 /// The storage orders the module has a kernel for: all four for 16-bit and tf32 inputs, RC for fp8 (whose
 /// wgmma reads K-major tiles alone; PACK=1 transposes the other operands into RC first, as it does for tf32).
@@ -42,10 +43,12 @@ std::vector<Layout> gemm_wgmma_kernel_layouts(int64_t element_bytes);
 /// not K-major (fp8, tf32).
 PackRule gemm_wgmma_pack_rule(int64_t element_bytes);
 /// Whether the epilogue stages C through shared memory and TMA (else it stores from registers with bounds
-/// checks): C's base, its rows and its row ends all on 16-byte units. A TMA store writes whole 16-byte units
-/// of a row: on an H200 a row end inside one had the rest of the unit overwritten (N = 1, 5, 7 in bf16 with
-/// padded rows, results/fuzz-run-h200-4bc0226.yaml).
-bool gemm_wgmma_tma_epilogue(const GemmShape& shape, int64_t output_bytes, uint64_t c_address);
+/// checks): a point that stages C (C stored as stated, BN whole 64-column slabs), a row-major C, and C's
+/// base, its rows and its row ends all on 16-byte units. A TMA store writes whole 16-byte units of a row: on
+/// an H200 a row end inside one had the rest of the unit overwritten (N = 1, 5, 7 in bf16 with padded rows,
+/// results/fuzz-run-h200-4bc0226.yaml).
+bool gemm_wgmma_tma_epilogue(const Point& point, const GemmShape& shape, int64_t output_bytes,
+                             uint64_t c_address);
 
 /// The names of the injected bugs the template accepts through TF_MUTANT (index = code, 0 = none).
 const std::vector<std::string>& gemm_wgmma_mutant_names();

@@ -145,29 +145,70 @@ GemmForm canonical_form(const GemmShape& shape) {
   return form;
 }
 
+GemmForm transposed_form(const GemmShape& shape) {
+  GemmForm form{shape, false};
+  if (shape.c_order == Order::col) return form;
+  GemmShape s = shape;
+  read_along_k(s);
+  GemmShape& t = form.shape;
+  t = s;
+  t.m = s.n;
+  t.n = s.m;
+  t.layout = Layout{flipped(s.layout.b), flipped(s.layout.a)};
+  t.lda = s.ldb;
+  t.ldb = s.lda;
+  t.a_alignment = s.b_alignment;
+  t.b_alignment = s.a_alignment;
+  t.c_order = Order::col;  // the same ldc: row i of C is column i of Cᵀ
+  form.swapped = true;
+  return form;
+}
+
 std::string describe_form(const GemmShape& shape, const GemmForm& form) {
   if (form.shape == shape) return "";
   const GemmShape& s = form.shape;
   return std::string(form.swapped ? "as Cᵀ = Bᵀ·Aᵀ: " : "as ") + std::to_string(s.m) + "×" +
-         std::to_string(s.n) + "×" + std::to_string(s.k) + " " + to_string(s.layout);
+         std::to_string(s.n) + "×" + std::to_string(s.k) + " " + to_string(s.layout) +
+         (s.c_order == Order::col ? ", C stored transposed" : "");
 }
 
+namespace {
+bool swaps(const KernelTemplate& t, const Point& point) {
+  return t.swaps_operands && t.swaps_operands(point);
+}
+}  // namespace
+
 GemmForm launch_form(const KernelTemplate& kernel_template, const Point& point, const GemmShape& shape) {
+  // A quick return touches C alone, as stated (tf_scale_c walks a row-major C).
+  if (swaps(kernel_template, point))
+    return quick_return(shape) == QuickReturn::none ? transposed_form(shape) : GemmForm{shape, false};
   GemmForm form = canonical_form(shape);
   // (refusal on a canonical shape is the kernel's own: the canonical form of a canonical shape is itself)
   if (form.shape == shape || kernel_template.refusal(point, form.shape)) return GemmForm{shape, false};
   return form;
 }
 
+OutputTile stated_tile(const KernelTemplate& kernel_template, const Point& point) {
+  const int64_t bm = point["BM"], bn = point["BN"];
+  return swaps(kernel_template, point) ? OutputTile{bn, bm} : OutputTile{bm, bn};
+}
+
 void serve_canonical_forms(KernelTemplate& t) {
   auto own_refusal = t.refusal;
   auto own_geometry = t.geometry;
-  t.refusal = [own_refusal](const Point& p, const GemmShape& s) -> std::optional<std::string> {
+  auto swaps_operands = t.swaps_operands;
+  const auto swapping = [swaps_operands](const Point& p) { return swaps_operands && swaps_operands(p); };
+  t.refusal = [own_refusal, swapping](const Point& p, const GemmShape& s) -> std::optional<std::string> {
+    if (swapping(p)) return own_refusal(p, transposed_form(s).shape);
+    if (s.c_order == Order::col)
+      return std::string(
+          "this point stores C row-major; a column-major C is computed by points with SWAP_AB=1");
     const GemmForm form = canonical_form(s);
     if (form.shape != s && !own_refusal(p, form.shape)) return std::nullopt;
     return own_refusal(p, s);
   };
-  t.geometry = [own_refusal, own_geometry](const Point& p, const GemmShape& s) {
+  t.geometry = [own_refusal, own_geometry, swapping](const Point& p, const GemmShape& s) {
+    if (swapping(p)) return own_geometry(p, transposed_form(s).shape);
     const GemmForm form = canonical_form(s);
     return own_geometry(p, form.shape != s && !own_refusal(p, form.shape) ? form.shape : s);
   };

@@ -62,6 +62,9 @@ struct GemmShape {
   Layout layout;
   int64_t a_alignment = 256, b_alignment = 256,
           c_alignment = 256;  ///< bytes the base address is a multiple of
+  /// How C is stored: row-major (ldc ≥ N), as every problem is stated; column-major (ldc ≥ M) only in the
+  /// transposed form a point that swaps its operands runs (transposed_form).
+  Order c_order = Order::row;
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
@@ -84,6 +87,15 @@ struct GemmForm {
 /// chooses one it is K (or M) rounded up to 16 elements. canonical_form(canonical_form(s)) is
 /// canonical_form(s).
 GemmForm canonical_form(const GemmShape& shape);
+
+/// The same GEMM computed as Cᵀ = Bᵀ·Aᵀ on the same bytes, for a point that swaps its operands
+/// (KernelTemplate::swaps_operands): M and N trade places, A and B trade places (each read in the other
+/// storage order, same leading dimension, base alignments with them; a single contiguous row or column read
+/// along K first, as canonical_form does), and C, the same bytes, is the N×M matrix stored column-major with
+/// the same ldc. Identity for a shape whose C is already column-major, so transposed_form(transposed_form(s))
+/// is transposed_form(s). A problem with a zero size is transposed too (so a refusal judges its storage order
+/// as the point's kernels see it), though launch_form runs its quick return as stated.
+GemmForm transposed_form(const GemmShape& shape);
 
 /// The shape of a config problem with packed leading dimensions (row-major: K for A, N for B; column-major:
 /// M for A, K for B; C is row-major, N).
@@ -157,6 +169,9 @@ struct KernelTemplate {
   std::function<Accumulation(const Point&)> accumulation;
   /// The injected bugs the source accepts through TF_MUTANT, by code ("none" at 0); empty: none.
   std::vector<std::string> mutants;
+  /// Whether the point computes every problem as Cᵀ = Bᵀ·Aᵀ, storing C transposed (transposed_form):
+  /// gemm_wgmma's SWAP_AB. Unset: no point does.
+  std::function<bool(const Point&)> swaps_operands;
   /// The GEMM kernel a point's launches run, whose resources the compile stage judges (spills, occupancy);
   /// unset: the first tf_gemm* entry point the image exports. gemm_simt names tf_gemm_split_* where SPLIT_K
   /// > 1.
@@ -206,15 +221,25 @@ inline constexpr int kLaunchVersion = 1;
 /// or "" when the kernel runs the shape as given.
 std::string describe_form(const GemmShape& shape, const GemmForm& form);
 
-/// The form a template's point runs `shape` in: canonical_form where the point computes that form, else the
-/// shape as given. The runners launch this form and the template's refusal accepts a problem that either
-/// form serves (serve_canonical_forms), so tuning, fuzzing and the runtime all run one form per point.
+/// The form a template's point runs `shape` in: transposed_form for a point that swaps its operands, else
+/// canonical_form where the point computes that form, else the shape as given. The runners launch this form
+/// and the template's refusal accepts a problem that either form serves (serve_canonical_forms), so tuning,
+/// fuzzing and the runtime all run one form per point.
 GemmForm launch_form(const KernelTemplate& kernel_template, const Point& point, const GemmShape& shape);
 
 /// Makes `t.refusal` and `t.geometry` (set to the kernel's own, on the shape the kernel runs) answer for the
-/// problem as a caller states it: refused only where both forms are, laid out as launch_form runs it. Every
-/// template's declaration ends with it.
+/// problem as a caller states it: refused only where both forms are (a point that swaps its operands: where
+/// its transposed form is), laid out as launch_form runs it; a column-major C is refused by every point that
+/// does not swap. Every template's declaration ends with it.
 void serve_canonical_forms(KernelTemplate& t);
+
+/// A point's CTA tile as the caller states the problem: `rows` of C by `cols` (BM × BN, or BN × BM for a
+/// point that swaps its operands, whose kernel tiles Cᵀ). Where a fuzz case's partial tiles lie, and where
+/// sampled checks look for tile-boundary errors.
+struct OutputTile {
+  int64_t rows = 0, cols = 0;
+};
+OutputTile stated_tile(const KernelTemplate& kernel_template, const Point& point);
 
 /// Every template tunefuzz knows, by name.
 const std::vector<const KernelTemplate*>& all_templates();

@@ -29,7 +29,9 @@ namespace tunefuzz {
 // ---- space ----
 struct SpaceStage {
   std::vector<SpaceReport> reports;   ///< one per template in the config
-  std::vector<Candidate> candidates;  ///< kept points × the element types the problems need
+  /// Kept points × the element types the problems need, each accepting at least one of the problems of its
+  /// types (a candidate no problem of the config could be timed on is left out).
+  std::vector<Candidate> candidates;
 };
 
 /// Throws Error{bad_input} (with the config location) for unknown templates or parameters.

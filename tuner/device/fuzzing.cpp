@@ -86,8 +86,9 @@ fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
   s.n_unit = unit;
   s.input_bytes = size_of(candidate.types.input);
   s.output_bytes = size_of(candidate.types.output);
-  s.tile_m = p["BM"];
-  s.tile_n = p["BN"];
+  const OutputTile tile = stated_tile(t, p);  // a point that swaps its operands tiles M by BN
+  s.tile_m = tile.rows;
+  s.tile_n = tile.cols;
   s.tile_k = p["BK"];
   s.stages = p["STAGES"];
   s.sm_count = sm_count;
@@ -107,6 +108,15 @@ fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count) {
       s.steps.push_back(*steps);
       s.zero_steps.push_back(fuzz::probe_zero_steps(s, layout, s.accepts).value_or(*steps));
     }
+  // M's bound, where the candidate has one (gemm_skinny, points that swap their operands): the largest of its
+  // layouts', so every layout keeps every M it takes (the refusal filters the rest).
+  bool bounded = !s.layouts.empty();
+  for (const Layout& layout : s.layouts) {
+    const int64_t most = fuzz::probe_max_m(s, layout, s.accepts);
+    bounded = bounded && most > 0;
+    s.max_m = std::max(s.max_m, most);
+  }
+  if (!bounded) s.max_m = 0;
   if (s.layouts.empty()) {  // accepts nothing probed: let the generator draw and the refusal say why
     s.layouts = t.layouts;
     s.steps.clear();
@@ -203,6 +213,7 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
   clock.to("judge");
   fuzz::GemmOperands operands{&ops.a, &ops.b, &ops.c, record.alpha, record.beta};
   const fuzz::ArithmeticModel model = arithmetic_model(candidate, types.output, record.k);
+  const OutputTile tile = stated_tile(*candidate.kernel_template, candidate.point);
   fuzz::Verdict verdict;
   const bool exact = fuzz::exact_applies(record.distribution, model);
   if (record.m * record.n * record.k <= kFullReferenceMacs) {
@@ -213,14 +224,12 @@ CaseOutcome run_case(CaseDevice& device, const Candidate& candidate, const fuzz:
     // Too large for a full reference: projections plus exact samples on tile boundaries and the edges, as
     // exact as the full check where the distribution allows it.
     const fuzz::ProjectedCheck projection(operands, 2, record.seed);
-    verdict =
-        projection.check(out, model, 2048, candidate.point["BM"], candidate.point["BN"], record.seed, exact);
+    verdict = projection.check(out, model, 2048, tile.rows, tile.cols, record.seed, exact);
   }
   if (!verdict.pass) {
-    const Point& p = candidate.point;
     outcome.failure_class = fuzz::FailureClass::incorrect;
     outcome.subtype = fuzz::to_string(
-        fuzz::classify_incorrect(verdict, record.m, record.n, p["BM"], p["BN"], all_zero(out)));
+        fuzz::classify_incorrect(verdict, record.m, record.n, tile.rows, tile.cols, all_zero(out)));
     outcome.message = (exact ? "exact: " : "bounded: ") + verdict.summary();
     return outcome;
   }

@@ -131,8 +131,9 @@ struct Round {
     TimedEntry& entry = entry_of(result, index, id);
     if (!refuses(l, entry)) {
       progress.write("verify " + id);
+      const OutputTile tile = stated_tile(*l.candidate.kernel_template, l.candidate.point);
       if (bench.verify(*l.runner, arithmetic_model(l.candidate, job.problem.output, bench.shape().k),
-                       l.candidate.point["BM"], l.candidate.point["BN"], entry)) {
+                       tile.rows, tile.cols, entry)) {
         clock.to("time");
         bench.time(*l.runner, entry);
       }
