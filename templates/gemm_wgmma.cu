@@ -128,7 +128,8 @@
 #if TF_INPUT == TF_TYPE_FP8E5M2
 #define TF_WGMMA_AB8 ".e5m2.e5m2"
 #endif
-// Whether the epilogue may stage C in shared memory and store it by TMA (see kOutRowBytes below).
+// Whether the epilogue may stage C in shared memory and store it by TMA (see kOutRowBytes below). A macro,
+// not a constexpr: NVRTC keeps a namespace-scope constant that code tests as a global of the image.
 #define TF_TMA_STORE (!SWAP_AB && BN % 64 == 0)
 #include "wgmma_ops.h"
 #include "output_types.h"
@@ -154,7 +155,6 @@ constexpr int kOutBytes = TF_OUT_BYTES;
 // The epilogue's staging rows: 128 bytes (64 fp16/bf16 or 32 fp32 columns), or 64 bytes (64 columns) for fp8,
 // so that every BN that is a multiple of 64 is a whole number of them; swizzled as C's tensor map says (128- or
 // 64-byte swizzle). Other BN, and C stored transposed (SWAP_AB), store from registers alone: no staging slab.
-// (A macro, not a constexpr: NVRTC keeps a namespace-scope constant the code tests as a global of the image.)
 constexpr int kOutRowBytes = kOutBytes == 1 ? 64 : kSwizzleBytes;
 constexpr int kOutSlab = kOutRowBytes / kOutBytes;  // C columns in one staging row
 constexpr int kEpilogueBytes = TF_TMA_STORE ? CONSUMERS * kWgM * kSwizzleBytes : 0;  // a staging slab per consumer

@@ -31,6 +31,7 @@
 #include "tests/support/fake_gpu.hpp"
 #include "tests/support/spawn.hpp"
 #include "tuner/campaign/strategy_replay.hpp"
+#include "tuner/strategy/cost_model.hpp"
 #include "tuner/strategy/strategies.hpp"
 
 namespace {
@@ -581,6 +582,55 @@ TEST_F(StrategyCampaigns, AScreenFuzzesEveryCandidateALittleAndConfirmsEachWinne
   const YAML::Node stages = YAML::LoadFile((root_ / "staged-demoted" / "out.stages.yaml").string());
   EXPECT_GE(stages["time"]["entries"]["fuzz"].as<int64_t>(), 1) << stages["time"];
   EXPECT_EQ(stages["fuzz"]["failures"][0]["id"].as<std::string>(), loser) << stages["fuzz"];
+}
+
+}  // namespace
+
+namespace {
+
+// The model-guided search fits its factor per family, and a template's points that swap their operands
+// (SWAP_AB) are a family of their own: their tiles cover the problem the other way round, so the raw model's
+// misses on them say nothing of the others'. The first round screens the best of each family, so a skinny
+// problem's transposed points are measured even where the raw model ranks every one of them below the plain
+// tiles.
+TEST(StrategyFamilies, TheFirstModelRoundScreensATransposedPointBesideThePlainOnes) {
+  SearchState state;
+  state.problem.name = "skinny";
+  state.problem.m = 24;
+  state.problem.n = 8192;
+  state.problem.k = 8192;
+  state.shape = shape_of(state.problem);
+  state.limits = load_config(source("configs/h200.yaml")).gpu.limits;
+  const std::string plain =
+      "gemm_wgmma/bf16-bf16/BK=64,CONSUMERS=1,GROUP_M=8,CLUSTER_M=1,CLUSTER_N=1,PERSISTENT=1,";
+  for (const char* tile :
+       {"BM=64,BN=64,STAGES=8", "BM=64,BN=128,STAGES=8", "BM=64,BN=256,STAGES=4", "BM=64,BN=64,STAGES=12",
+        "BM=64,BN=128,STAGES=4", "BM=64,BN=64,STAGES=4", "BM=64,BN=192,STAGES=4", "BM=64,BN=256,STAGES=2"})
+    for (const char* split : {"SPLIT_K=1", "SPLIT_K=2"}) {
+      const std::string id = plain + tile + "," + split;
+      state.candidates.push_back({parse_candidate_id(id), id, 0});
+    }
+  // Transposed tiles the raw model ranks last: 128 weight rows by 128 columns of Cᵀ for 24 rows, two stages.
+  std::vector<std::string> transposed;
+  for (const char* split : {"SPLIT_K=1", "SPLIT_K=2"}) {
+    const std::string id = plain + "BM=128,BN=128,STAGES=2,SWAP_AB=1," + split;
+    state.candidates.push_back({parse_candidate_id(id), id, 0});
+    transposed.push_back(state.candidates.back().id);
+  }
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const SearchCandidate& c : state.candidates)
+    ranked.emplace_back(estimate_cost(c, state.shape, state.limits).total_ms(), c.id);
+  std::sort(ranked.begin(), ranked.end());
+  ASSERT_TRUE(
+      std::find(transposed.begin(), transposed.end(), ranked[ranked.size() - 1].second) != transposed.end() ||
+      std::find(transposed.begin(), transposed.end(), ranked[ranked.size() - 2].second) != transposed.end())
+      << "the raw model ranks the transposed points near the bottom (the premise of this law)";
+  const auto strategy = make_strategy(StrategyKind::model, SearchSettings{});
+  const auto round = strategy->next(state);
+  ASSERT_TRUE(round);
+  EXPECT_TRUE(std::any_of(round->screen.begin(), round->screen.end(), [&](const std::string& id) {
+    return std::find(transposed.begin(), transposed.end(), id) != transposed.end();
+  })) << "no transposed point in the first round";
 }
 
 }  // namespace

@@ -83,18 +83,23 @@ class ModelGuided : public SearchStrategy {
   }
 
  private:
-  const std::string& template_of(const SearchState& state, const std::string& id) const {
-    return state.candidates[index_.at(id)].candidate.kernel_template->name;
+  // The family the model's factor is fitted to: the template, and apart from it its points that swap their
+  // operands (SWAP_AB), whose kernels tile the problem the other way round and keep C out of shared memory.
+  std::string template_of(const SearchState& state, const std::string& id) const {
+    const Candidate& c = state.candidates[index_.at(id)].candidate;
+    const KernelTemplate& t = *c.kernel_template;
+    return t.swaps_operands && t.swaps_operands(c.point) ? t.name + " (transposed)" : t.name;
   }
 
   // Candidates of one template with one output tile (BM x BN), one load path (VEC, PACK), one shared-memory
-  // layout (SWIZZLE), one split of K and one rasterisation (GROUP_M: on a wide problem it alone moved a time
-  // by a third) form a group: the model's misses are alike within a group and differ between groups.
+  // layout (SWIZZLE), one split of K, one rasterisation (GROUP_M: on a wide problem it alone moved a time by
+  // a third) and one form (SWAP_AB: its BM x BN tiles Cᵀ) form a group: the model's misses are alike within a
+  // group and differ between groups.
   std::string group_of(const SearchState& state, const std::string& id) const {
     const Candidate& c = state.candidates[index_.at(id)].candidate;
     std::string group =
         c.kernel_template->name + "/" + std::to_string(c.point["BM"]) + "x" + std::to_string(c.point["BN"]);
-    for (const char* name : {"VEC", "PACK", "SWIZZLE", "SPLIT_K", "GROUP_M"})
+    for (const char* name : {"VEC", "PACK", "SWIZZLE", "SPLIT_K", "GROUP_M", "SWAP_AB"})
       if (c.kernel_template->parameter(name)) group += "/" + std::to_string(c.point[name]);
     return group;
   }
