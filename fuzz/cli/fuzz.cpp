@@ -14,27 +14,22 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <regex>
-#include <set>
 
 #include "fuzz/cli/fuzz_main.hpp"
 #include "runtime/backend/compiler_for.hpp"
 #include "runtime/backend/kernel_cache.hpp"
-#include "runtime/templates/gemm_mma.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/fuzz_campaign.hpp"
 #include "tuner/campaign/journal.hpp"
+#include "tuner/campaign/mutants_campaign.hpp"
 #include "tuner/campaign/reproducer.hpp"
-#include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/cluster/cluster.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
 #include "tuner/device/domain_coverage.hpp"
-#include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/worker/worker_client.hpp"
@@ -283,216 +278,79 @@ int command_replay(const Options& o) {
   return 1;
 }
 
-// The mutants' sanitizer replays: fuzz::sanitizer_cases of the candidate's own case space under `tool`.
-std::optional<SanitizerFinding> replay_finding(const CompiledCandidate& compiled, const std::string& tool,
-                                               const fs::path& work, const std::string& name,
-                                               int64_t sm_count) {
-  return sanitizer_finding(compiled.candidate, compiled.image, tool,
-                           fuzz::sanitizer_cases(device::case_space_for(compiled.candidate, sm_count)), work,
-                           name);
-}
-
-// Whether two files hold the same bytes (two compiled images).
-bool same_bytes(const fs::path& a, const fs::path& b) {
-  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-  if (!fa || !fb) return false;
-  return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
-                    std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
-}
-
-// The point mutants are injected into: of the first template the config searches (or the one named), the
-// template default if the config's space keeps it, else the first kept point; the element types of the
-// config's first problem that the template computes.
-Candidate mutant_base(const Prepared& p, const std::string& template_name) {
-  for (const SpaceReport& report : p.space.reports) {
-    const KernelTemplate& t = *report.kernel_template;
-    if (report.kept.empty() || (!template_name.empty() && t.name != template_name)) continue;
-    const Point defaults = t.default_point();
-    const Point base = std::find(report.kept.begin(), report.kept.end(), defaults) != report.kept.end()
-                           ? defaults
-                           : report.kept.front();
-    for (const Problem& problem : p.config.problems) {
-      const TypePair types{problem.input, problem.output};
-      if (std::find(t.supported_types.begin(), t.supported_types.end(), types) != t.supported_types.end())
-        return {&t, base, types};
-    }
+// One mutant's line of the table `fuzz mutants` prints as its verdicts come.
+void print_verdict(const MutantVerdict& v) {
+  const char* name = v.mutant.c_str();
+  switch (v.outcome) {
+    case MutantOutcome::same_code:
+      std::printf("%-18s %-7s %6s  %s\n", name, "no", "-",
+                  "not fuzzed: the unmutated candidate's code at this base point");
+      break;
+    case MutantOutcome::not_fuzzed:
+      std::printf("%-18s %-7s %6s  not fuzzed: %s\n", name, "no", "-", v.message.c_str());
+      break;
+    case MutantOutcome::inconclusive:
+      std::printf("%-18s %-7s %6s  inconclusive (%s)\n", name, "no", "-", v.message.substr(0, 120).c_str());
+      break;
+    case MutantOutcome::survived:
+      std::printf("%-18s %-7s %6lld  survived\n", name, "no", static_cast<long long>(v.cases));
+      break;
+    case MutantOutcome::killed_by_sanitizer:
+      std::printf("%-18s %-7s %6lld  %-22s %s  (%s)\n", name, "yes", static_cast<long long>(v.cases),
+                  v.failure_class.c_str(), fuzz::to_string(*v.shrunk_case).c_str(),
+                  v.message.substr(0, 120).c_str());
+      break;
+    case MutantOutcome::killed_by_cases:
+      std::printf("%-18s %-7s %6lld  %-22s %s%s%s\n", name, v.perturbed ? "yes (p)" : "yes",
+                  static_cast<long long>(v.cases), v.failure_class.c_str(),
+                  fuzz::to_string(*v.shrunk_case).c_str(),
+                  v.within_two_tiles ? "" : "  (more than two tiles)",
+                  v.perturbed ? "  (p: on the perturbed twin)" : "");
+      break;
   }
-  throw Error(ErrorKind::bad_input, template_name.empty()
-                                        ? std::string("the config's spaces keep no point to inject bugs into")
-                                        : "the config keeps no point of template " + template_name +
-                                              " for any of its problems' element types");
 }
 
 int command_mutants(const Options& o) {
-  // Compile the config's space only to learn the base point; then the mutants.
-  Prepared prepared;
-  prepared.config = load_config(o.config);
-  prepared.space = space_stage(prepared.config);
-  const Config& config = prepared.config;
-  const Candidate base = mutant_base(prepared, o.template_name);
-  const std::vector<std::string>& names = base.kernel_template->mutants;
-  if (names.size() < 2)
-    throw Error(ErrorKind::unsupported,
-                "template " + base.kernel_template->name + " declares no injected bugs");
-  for (const std::string& wanted : o.mutant_names)
-    if (std::find(names.begin() + 1, names.end(), wanted) == names.end()) {
-      std::string known;
-      for (size_t code = 1; code < names.size(); ++code) known += (code > 1 ? ", " : "") + names[code];
-      throw Error(ErrorKind::bad_input, "--mutant " + wanted + ": template " + base.kernel_template->name +
-                                            " declares no such injected bug (it has " + known + ")");
-    }
-  std::vector<Candidate> mutants;
-  for (size_t code = 1; code < names.size(); ++code) {
-    if (!o.mutant_names.empty() &&
-        std::find(o.mutant_names.begin(), o.mutant_names.end(), names[code]) == o.mutant_names.end())
-      continue;
-    Candidate m = base;
-    m.mutant = static_cast<int>(code);
-    mutants.push_back(m);
-  }
+  MutantsSettings s;
+  s.template_name = o.template_name;
+  s.mutant_names = o.mutant_names;
+  s.jobs = o.jobs;
   // What outputs rarely show (a race that needs unlucky timing) compute-sanitizer's tools often do: mutants
   // that survive the fuzz cases are replayed under one, once the unmutated candidate is seen to pass it.
-  const std::string tool = o.sanitize.empty() ? "synccheck" : o.sanitize;
-  const std::vector<std::string> wrapper =
-      tool == "none" ? std::vector<std::string>{} : sanitizer_wrapper(tool);
-  mutants.insert(mutants.begin(), base);  // compiled as the sanitizer's control, not fuzzed
-  // A bug can cost registers (an extra live index, a 64-bit offset made 32): a mutant that spills is still a
-  // bug the fuzzer must see, so spills do not keep mutants from being fuzzed here.
-  Config spills_allowed = config;
-  spills_allowed.pruning.allow_spills = true;
-  auto compiled = compile_candidates(spills_allowed, mutants, o.jobs, Twins::perturbed);
-  const CompiledCandidate control = compiled.front();
-  compiled.erase(compiled.begin());
-  // A bug in code the base point does not compile (a cluster bug at a point without clusters) leaves the
-  // image as it was: no case can kill it, so it is reported as such and not fuzzed.
-  std::set<int> no_ops;  // mutant codes
-  std::vector<CompiledCandidate> to_fuzz;
-  for (const CompiledCandidate& c : compiled) {
-    if (c.status == CompileStatus::compiled && control.status == CompileStatus::compiled &&
-        same_bytes(c.image, control.image))
-      no_ops.insert(c.candidate.mutant);
-    else
-      to_fuzz.push_back(c);
-  }
-  const fs::path work = work_directory_for(o, "fuzz-work");
+  s.sanitizer_tool = o.sanitize.empty() ? "synccheck" : o.sanitize;
+  if (s.sanitizer_tool != "none") sanitizer_wrapper(s.sanitizer_tool);  // checked before anything compiles
+  // Compile the config's space only to learn the base point; then the mutants.
+  const Config config = load_config(o.config);
+  const MutantsPlan plan = plan_mutants(config, space_stage(config), s);
+  s.work_directory = work_directory_for(o, "fuzz-work");
   const DeviceInfo device = require_device(config);
-  fs::create_directories(work);
-  const int64_t cases = o.cases ? o.cases : 200;
+  s.cases = o.cases ? o.cases : 200;
+  s.seed = o.seed_given ? o.seed : config.seed;
+  s.workers = static_cast<int>(config.budgets.fuzz_workers);
   // Huge cases (C beyond 2^31 elements) are what exposes 32-bit offsets; each takes seconds, so allow time.
-  FuzzOptions options{work,
-                      cases,
-                      o.seed_given ? o.seed : config.seed,
-                      static_cast<int>(config.budgets.fuzz_workers),
-                      o.timeout_s > 0 ? o.timeout_s : std::max(600.0, config.budgets.candidate_timeout_s),
-                      1};
-  auto fuzzed = fuzz_stage(to_fuzz, options);
-  write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
-  const int64_t sm_count = config.gpu.limits.sm_count;
-  std::optional<SanitizerFinding> control_finding;
-  if (!wrapper.empty()) {
-    if (control.status != CompileStatus::compiled)
-      throw Error(ErrorKind::compile, "the unmutated candidate " + control.candidate.id() +
-                                          " did not compile: " + control.message.substr(0, 300));
-    control_finding = replay_finding(control, tool, work, "sanitize-none", sm_count);
-  }
-
-  YAML::Node report = report_head("tunefuzz-mutants/1", device.name, device.driver_version);
+  s.timeout_s = o.timeout_s > 0 ? o.timeout_s : std::max(600.0, config.budgets.candidate_timeout_s);
+  bool headed = false;
+  const auto head = [&](const MutantsReport& r) {
+    if (headed) return;
+    headed = true;
+    if (!r.sanitizer_control.empty()) std::printf("note: %s\n", r.sanitizer_control.c_str());
+    std::printf("\nbase %s, %lld cases per mutant, seed %llu\n%-18s %-7s %6s  %-22s %s\n",
+                plan.base.id().c_str(), static_cast<long long>(s.cases),
+                static_cast<unsigned long long>(s.seed), "mutant", "killed", "cases", "class", "shrunk case");
+  };
+  const MutantsReport r =
+      run_mutants(plan, config, device, s, [&](const MutantsReport& so_far, const MutantVerdict& v) {
+        head(so_far);
+        print_verdict(v);
+      });
+  head(r);
+  YAML::Node report = to_yaml(r);
   report["command"] = o.command_line;
   report["config"] = o.config;
-  report["base_candidate"] = base.id();
-  report["cases_budget"] = cases;
-  report["seed"] = options.seed;
-  report["sanitizer"] = wrapper.empty() ? std::string("none") : "compute-sanitizer --tool " + tool;
-  if (control_finding)
-    report["sanitizer_control"] = "the unmutated candidate fails under " + tool + " too, so no mutant is " +
-                                  "judged by it: " + fuzz::to_string(control_finding->record) + ": " +
-                                  control_finding->message;
-  if (control_finding) std::printf("note: %s\n", report["sanitizer_control"].as<std::string>().c_str());
-  std::printf("\nbase %s, %lld cases per mutant, seed %llu\n%-18s %-7s %6s  %-22s %s\n", base.id().c_str(),
-              static_cast<long long>(cases), static_cast<unsigned long long>(options.seed), "mutant",
-              "killed", "cases", "class", "shrunk case");
-  int survivors = 0;
-  for (const CompiledCandidate& c : compiled) {
-    const std::string& name = names[static_cast<size_t>(c.candidate.mutant)];
-    YAML::Node row;
-    row["mutant"] = name;
-    if (no_ops.count(c.candidate.mutant)) {
-      row["killed"] = false;
-      row["note"] = std::string(
-          "not fuzzed: compiles to the unmutated candidate's code at this base point (the bug is in code it "
-          "does "
-          "not compile); pick a base point that has it");
-      ++survivors;
-      std::printf("%-18s %-7s %6s  %s\n", name.c_str(), "no", "-",
-                  "not fuzzed: the unmutated candidate's code at this base point");
-      report["mutants"].push_back(row);
-      continue;
-    }
-    const auto it = std::find_if(fuzzed.begin(), fuzzed.end(), [&](const FuzzedCandidate& f) {
-      return f.candidate.id() == c.candidate.id();
-    });
-    if (c.status != CompileStatus::compiled || it == fuzzed.end()) {
-      row["killed"] = false;
-      row["note"] = std::string("not fuzzed: ") + to_string(c.status) + " " + c.message.substr(0, 200);
-      ++survivors;
-      std::printf("%-18s %-7s %6s  %s\n", name.c_str(), "no", "-", row["note"].as<std::string>().c_str());
-    } else if (!it->failure || it->failure->failure_class == fuzz::FailureClass::timeout) {
-      // The outputs never exposed it, or time ran out in host work (a huge case) before they could.
-      const auto finding = wrapper.empty() || control_finding
-                               ? std::nullopt
-                               : replay_finding(c, tool, work, "sanitize-" + name, sm_count);
-      if (finding) {
-        row["killed"] = true;
-        row["caught_by"] = "compute-sanitizer --tool " + tool;
-        row["cases_until_detection"] = it->cases_run;
-        row["class"] = "sanitizer/" + tool;
-        row["shrunk_case"] = to_yaml(finding->record);
-        row["message"] = finding->message.substr(0, 300);
-        std::printf("%-18s %-7s %6lld  %-22s %s  (%s)\n", name.c_str(), "yes",
-                    static_cast<long long>(it->cases_run), ("sanitizer/" + tool).c_str(),
-                    fuzz::to_string(finding->record).c_str(), finding->message.substr(0, 120).c_str());
-      } else if (!it->failure) {
-        row["killed"] = false;
-        row["cases"] = it->cases_run;
-        ++survivors;
-        std::printf("%-18s %-7s %6lld  survived\n", name.c_str(), "no",
-                    static_cast<long long>(it->cases_run));
-      } else {
-        row["killed"] = false;
-        row["note"] = "inconclusive: " + it->failure->message.substr(0, 300);
-        ++survivors;
-        std::printf("%-18s %-7s %6s  inconclusive (%s)\n", name.c_str(), "no", "-",
-                    it->failure->message.substr(0, 120).c_str());
-      }
-    } else {
-      const FuzzFailure& f = *it->failure;
-      const std::string klass =
-          std::string(fuzz::to_string(f.failure_class)) + (f.subtype.empty() ? "" : "/" + f.subtype);
-      const OutputTile tile = stated_tile(*c.candidate.kernel_template, c.candidate.point);
-      const bool small = f.shrunk_case.m <= 2 * tile.rows && f.shrunk_case.n <= 2 * tile.cols &&
-                         f.shrunk_case.k <= 2 * c.candidate.point["BK"];
-      row["killed"] = true;
-      // A failure on the perturbed twin came after the plain cases had all passed.
-      row["caught_by"] = f.perturb ? "fuzz cases, schedule-perturbed" : "fuzz cases";
-      const int64_t until =
-          f.perturb ? it->cases_run - it->perturbed_cases_run + f.cases_until_failure : f.cases_until_failure;
-      row["cases_until_detection"] = until;
-      row["class"] = klass;
-      row["shrunk_case"] = to_yaml(f.shrunk_case);
-      row["shrunk_within_two_tiles"] = small;
-      row["shrink_steps"] = f.shrink_steps;
-      row["message"] = f.message.substr(0, 300);
-      if (!it->reproducer.empty()) row["reproducer"] = it->reproducer.string();
-      std::printf("%-18s %-7s %6lld  %-22s %s%s%s\n", name.c_str(), f.perturb ? "yes (p)" : "yes",
-                  static_cast<long long>(until), klass.c_str(), fuzz::to_string(f.shrunk_case).c_str(),
-                  small ? "" : "  (more than two tiles)", f.perturb ? "  (p: on the perturbed twin)" : "");
-    }
-    report["mutants"].push_back(row);
-  }
-  const fs::path output = o.output.empty() ? work / "mutants.yaml" : fs::path(o.output);
+  const fs::path output = o.output.empty() ? s.work_directory / "mutants.yaml" : fs::path(o.output);
   write_yaml(output, report);
-  std::printf("%d of %zu mutants survived; report: %s\n", survivors, compiled.size(), output.c_str());
-  return survivors == 0 ? 0 : 1;
+  std::printf("%d of %zu mutants survived; report: %s\n", r.survivors(), r.mutants.size(), output.c_str());
+  return r.survivors() == 0 ? 0 : 1;
 }
 
 }  // namespace
