@@ -37,8 +37,8 @@ constexpr int kBases = 12;        // generated cases of each kind whose dimensio
 constexpr int64_t kSmCount = 132;
 
 std::optional<std::string> refusal(const Candidate& c, const fuzz::CaseRecord& r) {
-  return c.kernel_template->refusal(c.point, device::shape_of(r, static_cast<int>(size_of(c.types.input)),
-                                                              static_cast<int>(size_of(c.types.output))));
+  return c.kernel_template->refusal(c.point, shape_of(r, static_cast<int>(size_of(c.types.input)),
+                                                      static_cast<int>(size_of(c.types.output))));
 }
 
 /// Candidates that together take every value each parameter has among `all` (greedily, in order): a sample
@@ -155,7 +155,7 @@ TEST(Domain, EveryCaseIsAcceptedAndEveryAcceptedClassIsReached) {
   int checked = 0, lowest_kept = kBroadDraws, lowest_aligned = kDraws;
   for (const Candidate& c : candidates_under_law()) {
     SCOPED_TRACE(c.id());
-    const fuzz::CaseSpace space = device::case_space_for(c, kSmCount);
+    const fuzz::CaseSpace space = case_space_for(c, kSmCount);
     ASSERT_EQ(space.layouts.size(), space.steps.size());
     for (size_t l = 0; l < space.layouts.size(); ++l) {
       SCOPED_TRACE("layout " + to_string(space.layouts[l]));
@@ -237,7 +237,7 @@ TEST(Domain, TheLargestMACandidateTakesIsProbedAndTheCasesStayWithinIt) {
     if (name == "CLUSTER_M") value = 1;
   }
   const Candidate swap{&wgmma, Point(values), {Precision::bf16, Precision::bf16}};
-  const fuzz::CaseSpace space = device::case_space_for(swap, kSmCount);
+  const fuzz::CaseSpace space = case_space_for(swap, kSmCount);
   EXPECT_EQ(space.max_m, 24);
   EXPECT_EQ(space.tile_m, 24);
   EXPECT_EQ(space.tile_n, swap.point["BM"]);
@@ -261,9 +261,9 @@ TEST(Domain, TheLargestMACandidateTakesIsProbedAndTheCasesStayWithinIt) {
   const Candidate skinny{&find_template("gemm_skinny"),
                          find_template("gemm_skinny").default_point(),
                          {Precision::bf16, Precision::bf16}};
-  EXPECT_EQ(device::case_space_for(skinny, kSmCount).max_m, 128);
+  EXPECT_EQ(case_space_for(skinny, kSmCount).max_m, 128);
   const Candidate plain{&wgmma, wgmma.default_point(), {Precision::bf16, Precision::bf16}};
-  EXPECT_EQ(device::case_space_for(plain, kSmCount).max_m, 0);
+  EXPECT_EQ(case_space_for(plain, kSmCount).max_m, 0);
 }
 
 // Quick return: every template accepts a problem with M, N or K zero in every layout it computes, whatever

@@ -224,7 +224,7 @@ TEST_F(LayoutsImage, HasAKernelForEachOrderOfItsMaskAloneAndTheFuzzerDrawsThoseO
   ASSERT_EQ(kernel->resources.count("tf_gemm_rr"), 1u);
   EXPECT_EQ(compiled[0].resources.registers, kernel->resources.at("tf_gemm_rr").registers);
   // The fuzzer draws the orders the image has, and no other.
-  const fuzz::CaseSpace space = device::case_space_for(candidates[0], 132);
+  const fuzz::CaseSpace space = case_space_for(candidates[0], 132);
   EXPECT_EQ(space.layouts, (std::vector<Layout>{kRR, kCC}));
 }
 

@@ -540,7 +540,7 @@ TEST(WgmmaTemplate, TheFuzzCasesReachTheTmaEpilogue) {
     c.kernel_template = t;
     c.point = t->default_point();
     c.types = t->supported_types.front();
-    const fuzz::CaseSpace space = device::case_space_for(c, 132);
+    const fuzz::CaseSpace space = case_space_for(c, 132);
     const rc::Gen<fuzz::CaseRecord> gen = fuzz::gen_case(space);
     rc::Random random(20261126);
     const int input_bytes = static_cast<int>(size_of(c.types.input)), output_bytes = static_cast<int>(size_of(c.types.output));
@@ -548,7 +548,7 @@ TEST(WgmmaTemplate, TheFuzzCasesReachTheTmaEpilogue) {
     for (int i = 0; i < 100; ++i) {
       const fuzz::CaseRecord r = gen(random.split(), i % 101).value();
       if (r.m == 0 || r.n == 0 || r.k == 0 || r.splits > 1) continue;
-      const GemmShape s = device::shape_of(r, input_bytes, output_bytes);
+      const GemmShape s = shape_of(r, input_bytes, output_bytes);
       tma += gemm_wgmma_tma_epilogue(c.point, s, output_bytes,
                                      4096 + static_cast<uint64_t>(r.c_offset * output_bytes));
     }

@@ -20,6 +20,7 @@
 #include "fuzz/cli/fuzz_main.hpp"
 #include "runtime/backend/compiler_for.hpp"
 #include "runtime/backend/kernel_cache.hpp"
+#include "tuner/campaign/domain_coverage.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/fuzz_campaign.hpp"
 #include "tuner/campaign/journal.hpp"
@@ -29,7 +30,6 @@
 #include "tuner/cluster/cluster.hpp"
 #include "tuner/common/hash.hpp"
 #include "tuner/common/version.hpp"
-#include "tuner/device/domain_coverage.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/worker/worker_client.hpp"
@@ -213,9 +213,9 @@ int command_run(const Options& o) {
   print_header(o, s, text);
 
   const FuzzRunReport r = fuzz_campaign(prepared.compiled, device, s);
-  std::vector<device::CandidateCoverage> covered;
+  std::vector<CandidateCoverage> covered;
   for (const FuzzedCandidate& f : r.totals) covered.push_back({f.candidate, f.coverage});
-  const std::string domain = device::domain_coverage_summary(covered, device.limits.sm_count);
+  const std::string domain = domain_coverage_summary(covered, device.limits.sm_count);
   print_report(r, domain, text);
   YAML::Node report = to_yaml(r);
   report["command"] = o.command_line;

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <iterator>
 
+#include "tuner/campaign/case_space.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
-#include "tuner/device/fuzzing.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/worker/worker_client.hpp"
 
@@ -30,8 +30,7 @@ std::optional<SanitizerFinding> replay_finding(const CompiledCandidate& compiled
                                                const fs::path& work, const std::string& name,
                                                int64_t sm_count) {
   return sanitizer_finding(compiled.candidate, compiled.image, tool,
-                           fuzz::sanitizer_cases(device::case_space_for(compiled.candidate, sm_count)), work,
-                           name);
+                           fuzz::sanitizer_cases(case_space_for(compiled.candidate, sm_count)), work, name);
 }
 
 /// The verdict on a mutant that was fuzzed: by its first failure, else by the sanitizer's replays (unless

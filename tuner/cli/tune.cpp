@@ -21,12 +21,14 @@
 #include "runtime/backend/kernel_cache.hpp"
 #include "runtime/dispatch/results_reader.hpp"
 #include "tuner/campaign/confirm_stage.hpp"
+#include "tuner/campaign/domain_coverage.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/problem_coverage.hpp"
 #include "tuner/campaign/reproducer.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/campaign/stages.hpp"
+#include "tuner/campaign/tune_campaign.hpp"
 #include "tuner/cli/replay_command.hpp"
 #include "tuner/cli/table_commands.hpp"
 #include "tuner/cli/tune_main.hpp"
@@ -34,8 +36,6 @@
 #include "tuner/common/hash.hpp"
 #include "tuner/common/input_file.hpp"
 #include "tuner/common/version.hpp"
-#include "tuner/device/domain_coverage.hpp"
-#include "tuner/device/fuzzing.hpp"
 #include "tuner/table/json.hpp"
 #include "tuner/table/results_table.hpp"
 #include "tuner/table/staleness.hpp"
@@ -318,102 +318,24 @@ int command_run(Options o) {
 
   // Every step goes to a journal beside the table; --resume takes the finished ones from it. The verdict
   // store holds what every earlier campaign decided: only what changed is fuzzed and timed again.
-  const std::string config_hash = sha256_hex(read_whole_file(o.config));
-  Journal journal = o.resume ? Journal::resume(journal_path(output), config_hash)
-                             : Journal::create(journal_path(output), config_hash);
-  if (o.resume) std::fprintf(stderr, "resuming from %s\n", journal.path().c_str());
   const VerdictStore store(VerdictStore::default_directory());
-  const StoreUse store_use{o.no_store ? nullptr : &store, device.name, device.driver_version};
   if (!o.no_store) std::fprintf(stderr, "verdict store: %s\n", store.directory().c_str());
-
-  FuzzOptions fuzz_options{work_directory, config.budgets.fuzz_cases, config.seed,
-                           static_cast<int>(config.budgets.fuzz_workers), config.budgets.candidate_timeout_s};
-  fuzz_options.journal = &journal;
-  fuzz_options.retry_quarantined = o.retry_quarantined;
-  fuzz_options.store = store_use;
-  fuzz_options.gpus = gpus;
-  // Fuzz budget by stage: with a screen, every candidate gets the screen's cases now and each winner the full
-  // budget after timing (confirm_winners); without one, every candidate gets the full budget now.
-  const bool staged = fuzz_is_screened(config);
-  if (staged) fuzz_options.cases = config.budgets.fuzz_screen_cases;
-  auto fuzzed = fuzz_stage(compiled, fuzz_options);
-  TimeOptions time_options{work_directory,
-                           config.budgets.timing_warmup,
-                           config.budgets.timing_repeats,
-                           config.budgets.timing_screen_repeats,
-                           config.budgets.timing_finalists,
-                           config.seed,
-                           std::max(600.0, config.budgets.candidate_timeout_s)};
-  time_options.strategy = o.strategy.empty() ? config.budgets.strategy : *parse_strategy(o.strategy);
-  time_options.limits = config.gpu.limits;
-  time_options.journal = &journal;
-  time_options.retry_quarantined = o.retry_quarantined;
-  time_options.store = store_use;
-  time_options.gpus = gpus;
-  // A screened campaign compiles each winner's twin as soon as its problem is decided, while the others are
-  // timed: the confirmation then takes them from the kernel cache.
-  std::map<std::string, const Candidate*> candidates_by_id;
-  for (const CompiledCandidate& c : compiled) candidates_by_id[c.candidate.id()] = &c.candidate;
-  TwinPrefetch twin_prefetch([&](const std::vector<Candidate>& winners) {
-    return compile_candidates(config, winners, 1, Twins::perturbed, nullptr, true);
-  });
-  if (staged)
-    time_options.on_timed = [&](const ProblemTiming& t) {
-      const TimedEntry* w = t.winner();
-      const auto c = w ? candidates_by_id.find(w->id) : candidates_by_id.end();
-      if (c != candidates_by_id.end()) twin_prefetch.add(*c->second);
-    };
-  auto timings = time_stage(config.problems, fuzzed, time_options);
-  FuzzOptions full = fuzz_options;
-  full.cases = config.budgets.fuzz_cases;
-  full.seed = confirmation_seed(config.seed);
-  full.work_directory = work_directory / "confirm";
-  SanitizeOptions sanitize_options;
-  sanitize_options.work_directory = work_directory / "sanitize";
-  sanitize_options.workers = static_cast<int>(config.budgets.fuzz_workers);
-  sanitize_options.gpus = gpus;
-  sanitize_options.store = store_use;
-  sanitize_options.cases_for = [sm_count = device.limits.sm_count](const Candidate& c) {
-    return fuzz::sanitizer_cases(device::case_space_for(c, sm_count));
-  };
-  // Before a winner enters the table: its full fuzz budget (with a screen) and the sanitizers, at the same
-  // time (the sanitizers need only the winner's own image, the confirmation its twin too). Either may demote
-  // it; the next winner must pass both, so the two run again until every winner passed both.
-  WinnerCheck confirm, sanitize;
-  if (staged)
-    confirm = [&](std::vector<ProblemTiming>& t, std::vector<FuzzedCandidate>& f) {
-      confirm_winners(t, f, compiled, full, [&](const std::vector<Candidate>& winners) {
-        return compile_candidates(config, winners, o.jobs, Twins::perturbed);
-      });
-    };
-  if (!o.no_sanitize)
-    sanitize = [&](std::vector<ProblemTiming>& t, std::vector<FuzzedCandidate>& f) {
-      sanitize_winners(t, f, sanitize_options);
-    };
-  check_winners(timings, fuzzed, confirm, sanitize);
-  write_reproducers(fuzzed, work_directory / "reproducers", template_directory(), device, config.gpu.arch);
-
-  Provenance provenance = make_provenance(o.command_line, o.config, prepared.compiler);
-  for (const TemplateSearch& search : config.templates) {
-    const KernelTemplate& t = find_template(search.name);
-    provenance.template_hashes[t.name] = KernelSource::load(template_directory(), t.source_file).hash();
-  }
-  // Only problems with a winner become rows; each without one fails the campaign, named with its reason.
-  std::vector<ProblemTiming> won;
-  std::vector<std::string> no_winner;
-  for (size_t i = 0; i < timings.size(); ++i) {
-    if (timings[i].winner())
-      won.push_back(timings[i]);
-    else
-      no_winner.push_back(why_no_winner(timings[i], coverage[i], compiled, fuzzed));
-  }
-  write_yaml(output, results_table(device, provenance, won, fuzzed, config.budgets.fuzz_cases));
-  const YAML::Node summary = stage_summary(stage, compiled, &fuzzed, &timings);
-  write_yaml(stage_summary_path(output), summary);
-  std::vector<device::CandidateCoverage> fuzzed_coverage;
-  for (const FuzzedCandidate& f : fuzzed)
-    if (f.passed) fuzzed_coverage.push_back({f.candidate, f.coverage});
-  const std::string domain = device::domain_coverage_summary(fuzzed_coverage, device.limits.sm_count);
+  TuneSettings settings;
+  settings.output = output;
+  settings.work_directory = work_directory;
+  settings.command_line = o.command_line;
+  settings.config_sha256 = sha256_hex(read_whole_file(o.config));
+  settings.resume = o.resume;
+  settings.retry_quarantined = o.retry_quarantined;
+  if (!o.strategy.empty()) settings.strategy = *parse_strategy(o.strategy);
+  settings.sanitize = !o.no_sanitize;
+  settings.store = o.no_store ? nullptr : &store;
+  settings.jobs = o.jobs;
+  settings.gpus = gpus;
+  const TuneReport report = tune_campaign(prepared, coverage, device, settings);
+  const std::vector<std::string>& no_winner = report.no_winner;
+  const YAML::Node& summary = report.summary;
+  const std::string& domain = report.domain_coverage;
   if (o.json) {
     YAML::Node out;
     out["status"] = no_winner.empty() ? "done" : "failed";
@@ -423,7 +345,7 @@ int command_run(Options o) {
     out["domain_coverage"] = domain;
     print_json(out);
   } else {
-    print_table(timings);
+    print_table(report.timings);
     std::printf("\n%s", format_stage_summary(summary).c_str());
     std::printf("fuzz     %s\n", domain.c_str());
     std::printf("wrote %s and %s\n", output.c_str(), stage_summary_path(output).c_str());
@@ -431,7 +353,7 @@ int command_run(Options o) {
   for (const std::string& line : no_winner) std::fprintf(stderr, "tune: %s\n", line.c_str());
   if (!no_winner.empty())
     std::fprintf(stderr, "tune: %zu of %zu problems have no winner and no row in %s\n", no_winner.size(),
-                 timings.size(), output.c_str());
+                 report.timings.size(), output.c_str());
   return no_winner.empty() ? 0 : 1;
 }
 

@@ -24,6 +24,7 @@
 #include "fuzz/oracle.hpp"
 #include "fuzz/triage.hpp"
 #include "runtime/templates/kernel_template.hpp"
+#include "tuner/campaign/case_space.hpp"
 #include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz::device {
@@ -39,13 +40,6 @@ struct CaseOutcome {
 /// The arithmetic the oracle bounds a candidate's output with: fp32 accumulation, or the narrower stage its
 /// template declares (KernelTemplate::accumulation).
 fuzz::ArithmeticModel arithmetic_model(const Candidate& candidate, Precision output, int64_t k);
-
-/// The generator's view of a candidate: its preferred units, tile edges, launch overrides, and its domain
-/// (the template's refusal as `accepts`, with the steps each layout allows probed from it).
-fuzz::CaseSpace case_space_for(const Candidate& candidate, int64_t sm_count);
-
-/// The problem shape a record describes (row-major), with the base alignment its offsets leave.
-GemmShape shape_of(const fuzz::CaseRecord& record, int input_bytes, int output_bytes);
 
 /// The device buffers of one case. Each starts 256-byte aligned; operands sit at an offset into theirs.
 enum class CaseBuffer { a, b, c, workspace };

@@ -9,7 +9,7 @@
 
 #include "runtime/templates/kernel_template.hpp"
 
-namespace tunefuzz::device {
+namespace tunefuzz {
 
 /// A candidate and the coverage tags of the cases it was fuzzed with (tag → cases).
 struct CandidateCoverage {
@@ -23,4 +23,4 @@ struct CandidateCoverage {
 std::string domain_coverage_summary(const std::vector<CandidateCoverage>& candidates, int64_t sm_count,
                                     size_t listed = 2);
 
-}  // namespace tunefuzz::device
+}  // namespace tunefuzz

@@ -1,13 +1,13 @@
 // The per-dimension summary of the domain classes a campaign's cases reached (fuzz run, tune run's fuzz
 // stage), against each candidate's accepted classes probed from its refusal.
-#include "tuner/device/domain_coverage.hpp"
+#include "tuner/campaign/domain_coverage.hpp"
 
 #include <algorithm>
 
 #include "fuzz/domain.hpp"
-#include "tuner/device/fuzzing.hpp"
+#include "tuner/campaign/case_space.hpp"
 
-namespace tunefuzz::device {
+namespace tunefuzz {
 
 std::string domain_coverage_summary(const std::vector<CandidateCoverage>& candidates, int64_t sm_count,
                                     size_t listed) {
@@ -48,4 +48,4 @@ std::string domain_coverage_summary(const std::vector<CandidateCoverage>& candid
   return line;
 }
 
-}  // namespace tunefuzz::device
+}  // namespace tunefuzz
