@@ -4,6 +4,7 @@
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS; details page and
 #   the warp-stall breakdown) |
 #   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
+#   gputest:FILTER (test_gpu's cases matching the gtest filter) |
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 # RESUME=1 lets `cold` and `cfg:` resume from their journal in /tmp/camp (a campaign split over calls on one
@@ -89,6 +90,9 @@ for step in "$@"; do
                   CUDA_MODULE_LOADING=LAZY /tmp/load_probe $img 1048576 tf_gemm_rr tf_gemm_rc tf_gemm_cr tf_gemm_cc tf_gemm tf_scale_c tf_reduce tf_pack tf_pack_transposed
                 done; done
               done; } > $L/loadab.txt 2>&1 ;;
+    gputest:*) f=${step#gputest:}  # test_gpu's cases whose names match the gtest filter F (e.g. '*Swapped*')
+            timeout $left tests/gpu_guard.sh $C/bin/tunefuzz-worker $C/bin/test_gpu --gtest_filter="$f" \
+              > $L/gputest-$(echo "$f" | tr -c 'A-Za-z0-9\n' _).txt 2>&1 ;;
     mutant:*) IFS=: read -r _ t m cfg <<< "$step"
             timeout $left $C/bin/fuzz mutants ${cfg:-configs/h200.yaml} --template $t $(for x in ${m//,/ }; do echo --mutant $x; done) --cases 100 --timeout $(( left - 10 )) \
               --sanitize none -o $L/mutants-$t-$m.yaml --work-dir /tmp/m-$t > $L/mutants-$t-$m.txt 2>&1 ;;
