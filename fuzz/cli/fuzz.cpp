@@ -344,9 +344,7 @@ int command_mutants(const Options& o) {
         print_verdict(v);
       });
   head(r);
-  YAML::Node report = to_yaml(r);
-  report["command"] = o.command_line;
-  report["config"] = o.config;
+  const YAML::Node report = to_yaml(r, o.command_line, o.config);
   const fs::path output = o.output.empty() ? s.work_directory / "mutants.yaml" : fs::path(o.output);
   write_yaml(output, report);
   std::printf("%d of %zu mutants survived; report: %s\n", r.survivors(), r.mutants.size(), output.c_str());

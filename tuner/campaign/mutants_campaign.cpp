@@ -210,8 +210,10 @@ MutantsReport run_mutants(
   return report;
 }
 
-YAML::Node to_yaml(const MutantsReport& r) {
+YAML::Node to_yaml(const MutantsReport& r, const std::string& command, const std::string& config) {
   YAML::Node report = report_head("tunefuzz-mutants/1", r.card, r.driver);
+  report["command"] = command;
+  report["config"] = config;
   report["base_candidate"] = r.base.id();
   report["cases_budget"] = r.cases;
   report["seed"] = r.seed;

@@ -95,7 +95,8 @@ MutantsReport run_mutants(
     const MutantsPlan& plan, const Config& config, const DeviceInfo& device, const MutantsSettings& settings,
     const std::function<void(const MutantsReport& so_far, const MutantVerdict& verdict)>& on_verdict = {});
 
-/// The report as `tunefuzz-mutants/1` YAML, without the fields only the caller knows (command, config).
-YAML::Node to_yaml(const MutantsReport& report);
+/// The report as `tunefuzz-mutants/1` YAML (docs/results-format.md), with the command line and config path
+/// the caller ran it with.
+YAML::Node to_yaml(const MutantsReport& report, const std::string& command, const std::string& config);
 
 }  // namespace tunefuzz
