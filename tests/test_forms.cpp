@@ -210,6 +210,20 @@ TEST(TransposedForm, ASwappingPointRunsEveryProblemTransposedAndOthersRefuseACol
   const auto one_tile = wgmma.refusal(swap, wider);
   ASSERT_TRUE(one_tile);
   EXPECT_NE(one_tile->find("M in one tile of BN = 24"), std::string::npos) << *one_tile;
+  // A column-major A is the form's B, its rows M long: TMA takes it where a row is whole 16 bytes, and
+  // refuses it otherwise (the PACK=1 twin serves), on a point whose BN reads every order (whole 64-column
+  // slabs).
+  std::vector<std::pair<std::string, int64_t>> slab_values = values;
+  for (auto& [name, value] : slab_values)
+    if (name == "BN") value = 64;
+  const Point slabs(slab_values);
+  GemmShape cr = decode;
+  cr.m = 23, cr.layout = {Order::col, Order::row}, cr.lda = 24;
+  EXPECT_FALSE(wgmma.refusal(slabs, cr)) << *wgmma.refusal(slabs, cr);
+  cr.lda = 23;
+  const auto stride = wgmma.refusal(slabs, cr);
+  ASSERT_TRUE(stride);
+  EXPECT_NE(stride->find("TMA needs 16-byte row strides"), std::string::npos) << *stride;
   // A quick return runs as stated, C row-major, even on a point that swaps; it is judged in the storage order
   // the point's kernels see (RR as CC), so the point takes it as it takes the non-empty problem.
   GemmShape empty = decode;

@@ -601,7 +601,9 @@ TEST_F(GpuTest, WgmmaSwappedIsRightForEveryMLayoutSplitAndGrid) {
             record(m, 200 + 8 * static_cast<int64_t>(i), 1000,
                    m % 2 ? Distribution::small_int : Distribution::sequential, 1.5, m % 3 ? 0.0 : -1.0);
         c.layout = layout;
-        c.lda_pad = 8;
+        // A column-major A is the transposed form's B, its rows M long: padded to 16 bytes, as TMA needs (a
+        // stride off 16 bytes is refused and served by the PACK=1 twin; the refusal is tested elsewhere).
+        c.lda_pad = layout.a == Order::col ? 8 + (8 - m % 8) % 8 : 8;
         c.ldb_pad = 8;
         c.ldc_pad = i % 2 ? 5 : 0;
         const int64_t k_tiles = (1000 + candidate.point["BK"] - 1) / candidate.point["BK"];
