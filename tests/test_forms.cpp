@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "runtime/templates/gemm_skinny.hpp"
 #include "runtime/templates/gemm_wgmma.hpp"
 #include "runtime/templates/kernel_template.hpp"
+#include "tests/support/shipped_gpu.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/strategy/cost_model.hpp"
@@ -308,11 +307,7 @@ TEST(CanonicalForm, TheCostModelRanksTheFormACandidateRuns) {
 
 /// A config for the H200 (the shipped config's gpu block) with these problems and template searches.
 Config h200_config(const std::string& problems, const std::string& templates) {
-  std::ifstream file(TUNEFUZZ_SOURCE_DIR "/configs/h200.yaml");
-  const std::string shipped((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const std::string gpu = shipped.substr(0, shipped.find("\nproblems:"));
-  return parse_config(gpu + "\noutput: forms.yaml\nproblems:\n" + problems + "templates:\n" + templates,
-                      "forms.yaml");
+  return test::h200_config_with(problems, templates, "forms");
 }
 
 TEST(CanonicalForm, TheSpaceCompilesTheOrderAProblemRunsIn) {

@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +14,7 @@
 #include "runtime/backend/nvrtc_compiler.hpp"
 #include "runtime/templates/gemm_mma.hpp"
 #include "runtime/templates/gemm_rules.hpp"
+#include "tests/support/shipped_gpu.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/config/config.hpp"
 #include "tuner/device/fuzzing.hpp"
@@ -30,12 +29,7 @@ constexpr Layout kRR{Order::row, Order::row}, kRC{Order::row, Order::col}, kCR{O
 
 /// A config for the H200 (the shipped config's gpu block) with these problems and template searches.
 Config config_with(const std::string& problems, const std::string& templates) {
-  std::ifstream file(TUNEFUZZ_SOURCE_DIR "/configs/h200.yaml");
-  const std::string shipped((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const std::string gpu = shipped.substr(0, shipped.find("\nproblems:"));
-  return parse_config(
-      gpu + "\noutput: layouts-table.yaml\nproblems:\n" + problems + "templates:\n" + templates,
-      "layouts.yaml");
+  return test::h200_config_with(problems, templates, "layouts");
 }
 
 const std::string kProblems =
@@ -119,7 +113,9 @@ TEST(Layouts, APointThatServesNoneOfTheProblemsIsNoCandidate) {
   for (const Candidate& c : candidates) {
     kept.insert(c.kernel_template->name + (c.point["PACK"] ? " packs " : " in place ") +
                 to_string(c.types.input));
-    if (c.kernel_template->name == "gemm_wgmma") EXPECT_EQ(c.point["BN"], 256) << c.id();
+    if (c.kernel_template->name == "gemm_wgmma") {
+      EXPECT_EQ(c.point["BN"], 256) << c.id();
+    }
   }
   // bf16: aligned, so no packing point; fp16: K = 1031 (odd rows of A), so no point that reads in place.
   EXPECT_EQ(kept, (std::set<std::string>{"gemm_mma in place bf16", "gemm_mma packs fp16",
