@@ -5,12 +5,12 @@
 #include <map>
 
 #include "runtime/backend/compiler.hpp"
+#include "tuner/campaign/case_space.hpp"
 #include "tuner/campaign/confirm_stage.hpp"
+#include "tuner/campaign/domain_coverage.hpp"
 #include "tuner/campaign/environment.hpp"
 #include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
-#include "tuner/campaign/domain_coverage.hpp"
-#include "tuner/campaign/case_space.hpp"
 #include "tuner/store/verdict_store.hpp"
 #include "tuner/table/results_table.hpp"
 
