@@ -271,4 +271,51 @@ RC_GTEST_PROP(TileMap, TheClusterWalkComputesEveryTileOnce, ()) {
     }
 }
 
+// Split-K's second pass (templates/split_k.h) on the launch split_k_reduce_geometry gives it: every thread
+// takes the group size from its launch (tf_reduce_lanes), group q of `lanes` adjacent threads (a power of two
+// up to 32, so within a warp) sums quad q, q + groups, ..., lane j of it the splits j, j + lanes, ...; so
+// every (quad, split) partial is added exactly once and each quad stored once, by its group's lane 0. The
+// groups widen only while the launch has threads for them: one 128x128 tile in 128 splits takes 32 threads
+// per quad, a large output one.
+RC_GTEST_PROP(TileMap, TheReduceAddsEveryPartialOnce, ()) {
+  tunefuzz::GemmShape shape;
+  shape.m = *rc::gen::inRange<int64_t>(1, 300).as("M");
+  shape.n = *rc::gen::inRange<int64_t>(1, 300).as("N");
+  const int64_t splits = *rc::gen::inRange<int64_t>(2, 200).as("splits");
+  const tunefuzz::LaunchGeometry geo = tunefuzz::split_k_reduce_geometry(shape, splits);
+  RC_ASSERT(geo.block_x % 32 == 0);
+  RC_ASSERT(geo.grid_x >= 1 && geo.grid_x <= 65535);
+  const int64_t quads = shape.m * tunefuzz::split_k_partial_ld(shape) / 4;
+  const int64_t threads = geo.grid_x * geo.block_x;
+  const int lanes = tf_reduce_lanes(splits, quads, threads);
+  RC_ASSERT(lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && lanes <= splits);
+  RC_ASSERT(quads * lanes <= threads || lanes == 1);
+  std::vector<int64_t> added(static_cast<size_t>(quads * splits), 0), stored(static_cast<size_t>(quads), 0);
+  const int64_t groups = threads / lanes;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t lane = t % lanes;
+    for (int64_t q = t / lanes; q < quads; q += groups) {
+      for (int64_t s = lane; s < splits; s += lanes) ++added[static_cast<size_t>(q * splits + s)];
+      if (lane == 0) ++stored[static_cast<size_t>(q)];
+    }
+  }
+  RC_ASSERT(std::all_of(added.begin(), added.end(), [](int64_t n) { return n == 1; }));
+  RC_ASSERT(std::all_of(stored.begin(), stored.end(), [](int64_t n) { return n == 1; }));
+}
+
+TEST(TileMap, TheReduceWidensItsGroupsOnlyForFewQuads) {
+  tunefuzz::GemmShape tiny, large;
+  tiny.m = tiny.n = 128;
+  large.m = large.n = 4096;
+  const auto lanes = [](const tunefuzz::GemmShape& s, int64_t splits) {
+    const tunefuzz::LaunchGeometry g = tunefuzz::split_k_reduce_geometry(s, splits);
+    return tf_reduce_lanes(splits, s.m * tunefuzz::split_k_partial_ld(s) / 4, g.grid_x * g.block_x);
+  };
+  EXPECT_EQ(lanes(tiny, 128), 32);  // 4096 quads: 512 CTAs instead of 16
+  EXPECT_EQ(lanes(tiny, 4), 4);     // never more lanes than splits
+  EXPECT_EQ(lanes(large, 64), 1);   // 4M quads already fill the GPU
+  EXPECT_EQ(tunefuzz::split_k_reduce_geometry(tiny, 128).grid_x, 512);
+  EXPECT_EQ(tunefuzz::split_k_reduce_geometry(large, 2).grid_x, 16384);
+}
+
 }  // namespace
