@@ -636,7 +636,7 @@ extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGe
 #endif
 #endif
 
-// Split-K second pass (templates/split_k.h): C = alpha · (the partials added in a fixed order) + beta · C.
+// Split-K second pass (templates/split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {
 #if TF_MUTANT == TF_MUTANT_REDUCE_WHOLE_QUADS
   const tf_i64 quads_per_row = p.n / 4;

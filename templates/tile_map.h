@@ -101,14 +101,4 @@ TF_HOST_DEVICE inline TfUnit tf_cluster_unit(tf_i64 unit, int rank, tf_i64 tiles
   return u;
 }
 
-// The threads split-K's second pass (templates/split_k.h) gives each quad of C (four columns of a row): the
-// largest power of two up to 32 and up to `splits` for which a launch of `threads` threads has that many per
-// quad of the `quads`. The host sizes the reduce launch with it (split_k_reduce_geometry) and the kernel
-// reads it back from its launch; lane j of a quad's group adds splits j, j + lanes, ... .
-TF_HOST_DEVICE inline int tf_reduce_lanes(tf_i64 splits, tf_i64 quads, tf_i64 threads) {
-  int lanes = 1;
-  while (lanes < 32 && 2 * lanes <= splits && quads * 2 * lanes <= threads) lanes *= 2;
-  return lanes;
-}
-
 #endif  // TUNEFUZZ_TILE_MAP_H
