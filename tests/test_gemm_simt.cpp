@@ -291,7 +291,9 @@ TEST(GemmSimtSpace, ShippedSpacesPruneAsWorkedOutByHand) {
         EXPECT_EQ(why.has_value(), p["PACK"] == 1) << p.str();
         GemmShape odd = shape_of(*fp32);
         odd.n = odd.ldb = odd.ldc = 4095;
-        if (p["PACK"] == 1 || p["VEC"] == 1) EXPECT_EQ(simt().refusal(p, odd), std::nullopt) << p.str();
+        if (p["PACK"] == 1 || p["VEC"] == 1) {
+          EXPECT_EQ(simt().refusal(p, odd), std::nullopt) << p.str();
+        }
       }
   }
 }
@@ -639,7 +641,9 @@ TEST(GemmSimtCompile, EachOrderHasItsOwnKernels) {
       const std::string entry = gemm_entry_name(layout, kernel);
       SCOPED_TRACE(entry);
       ASSERT_TRUE(all.resources.count(entry)) << all.log;
-      if (std::string(kernel) == "tf_gemm") EXPECT_FALSE(all.resources.at(entry).spills()) << all.log;
+      if (std::string(kernel) == "tf_gemm") {
+        EXPECT_FALSE(all.resources.at(entry).spills()) << all.log;
+      }
     }
   const Point wide = at({{"BM", 64}, {"BK", 16}});
   const CompiledKernel& every = compiled(wide);

@@ -502,8 +502,12 @@ TEST_F(GpuTest, WgmmaSplitKPackingAndTransposedOperands) {
           EXPECT_NE(in_place.refused, copied.refused)
               << what << ": " << in_place.message << " / " << copied.message;
         }
-        if (!in_place.refused) EXPECT_TRUE(in_place.passed) << what << ": " << in_place.message;
-        if (!copied.refused) EXPECT_TRUE(copied.passed) << what << " PACK=1: " << copied.message;
+        if (!in_place.refused) {
+          EXPECT_TRUE(in_place.passed) << what << ": " << in_place.message;
+        }
+        if (!copied.refused) {
+          EXPECT_TRUE(copied.passed) << what << " PACK=1: " << copied.message;
+        }
       }
   };
   check(gemm_wgmma_template(), {Precision::bf16, Precision::bf16}, {{"CLUSTER_M", 1}, {"SPLIT_K", 2}});

@@ -388,8 +388,9 @@ TEST_F(FuzzProperty, ACorrectKernelPassesEveryCase) {
   std::string line, previous;
   int64_t kernels = 0;
   while (std::getline(lines, line)) {
-    if (previous.rfind("kernel ", 0) == 0)
+    if (previous.rfind("kernel ", 0) == 0) {
       EXPECT_EQ(line, "judge " + previous.substr(7)) << "a kernel line not followed by its judge line";
+    }
     kernels += line.rfind("kernel ", 0) == 0;
     previous = line;
   }

@@ -113,10 +113,11 @@ TEST(StrategyReplay, ModelGuidedIsWithinTwoPercentWithAtMostFortyPercentOfTheEva
         replay(c.recorded, StrategyKind::model, settings_of(c.config), c.config.gpu.limits);
     EXPECT_LE(model.winner_ms, recorded.winner_ms * 1.02) << model.winner << " vs " << recorded.winner;
     // (On a handful of candidates the groups' screens and one sibling are already half of what the exhaustive
-    // search spends: the vendor-weak tf32 rows, 6 candidates, take 7 of its 13.)
-    if (c.recorded.entries.size() >= kFewCandidates)
+    // search spends: the vendor-weak tf32 rows, 6 candidates, take 8 and 10 of its 13 and 14.)
+    if (c.recorded.entries.size() >= kFewCandidates) {
       EXPECT_LE(model.evaluations * 10, recorded.evaluations * 4)
           << model.evaluations << " of the exhaustive search's " << recorded.evaluations;
+    }
   }
 }
 

@@ -91,7 +91,7 @@ struct TempCache {
 TEST(WgmmaTemplate, CompilesForSm90aOnlyAndAConfigForAnotherGpuIsRefusedAtTheTemplate) {
   EXPECT_EQ(gemm_wgmma_template().compile_arch("sm_90"), "sm_90a");
   try {
-    gemm_wgmma_template().compile_arch("sm_80", SourceLocation{"configs/a100.yaml", 60, 5});
+    gemm_wgmma_template().compile_arch("sm_80", SourceLocation{"configs/a100.yaml", 60, 5, "gpu.arch"});
     ADD_FAILURE() << "sm_80 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::bad_input);
@@ -100,7 +100,9 @@ TEST(WgmmaTemplate, CompilesForSm90aOnlyAndAConfigForAnotherGpuIsRefusedAtTheTem
   }
   // Templates without an arch list compile for the GPU's own arch.
   for (const KernelTemplate* t : all_templates())
-    if (t->archs.empty()) EXPECT_EQ(t->compile_arch("sm_80"), "sm_80") << t->name;
+    if (t->archs.empty()) {
+      EXPECT_EQ(t->compile_arch("sm_80"), "sm_80") << t->name;
+    }
 }
 
 TEST(WgmmaTemplate, EveryCandidateOfTheShippedSpacesCompilesWithTheInstructionsItPromises) {
