@@ -5,7 +5,8 @@
 #   the warp-stall breakdown) |
 #   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
 #   gputest:FILTER (test_gpu's cases matching the gtest filter) |
-#   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree)
+#   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree) |
+#   reduce (split-K's second pass timed alone, shipped against grouped, and profiled: scripts/reduce_probe.cu)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 # RESUME=1 lets `cold` and `cfg:` resume from their journal in /tmp/camp (a campaign split over calls on one
 # machine); without it they start from an empty work folder, since a machine may come back with an earlier
@@ -77,6 +78,15 @@ for step in "$@"; do
             # (SASS_TPL=DIR compiles another template tree); read here with scripts/sass_mix.py
             TUNEFUZZ_CACHE_DIR=/tmp/sass-$label TUNEFUZZ_TEMPLATE_DIR=${SASS_TPL:-/tmp/tpl} timeout $left $C/bin/tune compile $cfg > $L/sass-$label-compile.txt 2>&1 &&
             for f in /tmp/sass-$label/*.cubin; do /usr/local/cuda/bin/cuobjdump -sass $f; done | gzip > $L/sass-$label.txt.gz ;;
+    reduce) # split-K's second pass alone, the shipped one against 15f42fe's grouped one at each group size
+            # (gpu-carry/bin/reduce_probe, scripts/reduce_probe.cu), then ncu of both on two shapes
+            { echo "# card: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+              echo "# date: $(date -u +%FT%TZ)"
+              echo "# command: reduce_probe"
+              timeout $(( left / 2 )) $C/bin/reduce_probe; } > $L/reduce-probe.txt 2>&1
+            REDUCE_PROBE_REPEATS=1 timeout $(( left / 2 )) /usr/local/cuda/bin/ncu --set full -k 'regex:shipped|grouped' -f -o /tmp/reduce \
+              $C/bin/reduce_probe 256 256 16 4096 4096 4 > $L/reduce-ncu.txt 2>&1
+            /usr/local/cuda/bin/ncu --import /tmp/reduce.ncu-rep --page details --csv > $L/reduce-ncu-details.csv 2>&1 ;;
     loadab) # module loads of the largest cached cubins as compiled and without debug sections
             # (gpu-carry/bin/strip_debug: without_debug_sections), each fresh process in turn, three rounds
             g++ -O2 -std=c++17 scripts/load_probe.cpp -I/usr/local/cuda/include -lcuda -o /tmp/load_probe > $L/loadab-build.txt 2>&1
