@@ -118,8 +118,11 @@ TEST(ElfImage, StrippingAHandMadeImageKeepsTheCodeAndDropsTheDebugBytes) {
   EXPECT_EQ(code_sha256(*stripped), code_sha256(image));
   const auto sections = elf_sections(*stripped);
   ASSERT_TRUE(sections);
-  for (const ElfSection& s : *sections)
-    if (s.name == ".nv.info") EXPECT_EQ(stripped->substr(s.offset, s.size), "attr");
+  for (const ElfSection& s : *sections) {
+    if (s.name == ".nv.info") {
+      EXPECT_EQ(stripped->substr(s.offset, s.size), "attr");
+    }
+  }
 }
 
 /// NVRTC's image of one gemm_simt candidate (BM as given) compiled by `tune compile` into a cache of its own,
@@ -217,8 +220,12 @@ TEST_F(NvrtcImages, StrippedOfDebugSectionsTheImageKeepsEverySectionAndSegmentTh
       continue;
     }
     EXPECT_EQ(a.size, b.size);
-    if (b.align > 1) EXPECT_EQ(a.offset % b.align, 0u);
-    if (b.type != 8) EXPECT_EQ(stripped->substr(a.offset, a.size), plain_.substr(b.offset, b.size));
+    if (b.align > 1) {
+      EXPECT_EQ(a.offset % b.align, 0u);
+    }
+    if (b.type != 8) {
+      EXPECT_EQ(stripped->substr(a.offset, a.size), plain_.substr(b.offset, b.size));
+    }
   }
   EXPECT_GE(emptied, 3);                   // the line tables, the SASS line table, the PTX text
   EXPECT_GE(segments(plain_).size(), 3u);  // constants, code, globals and shared memory

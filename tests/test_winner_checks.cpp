@@ -8,6 +8,9 @@
 #include <future>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tuner/campaign/confirm_stage.hpp"
 
@@ -49,6 +52,9 @@ struct Campaign {
 
 // A check that fails the candidates in `bad` (demoting them with `status`) and records whom it judged.
 struct FakeCheck {
+  FakeCheck(std::string status_, std::set<std::string> bad_)
+      : status(std::move(status_)), bad(std::move(bad_)) {}
+
   std::string status;
   std::set<std::string> bad;
   std::vector<std::string> judged;
@@ -86,6 +92,8 @@ struct FakeCheck {
 // `check`, run by check_winners, which at its first call says it started and waits (at most two minutes) for
 // `other` to have started as well.
 struct Rendezvous {
+  explicit Rendezvous(FakeCheck& check_) : check(check_) {}
+
   FakeCheck& check;
   std::promise<void> started;
   std::shared_future<void> other;
