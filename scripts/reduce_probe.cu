@@ -4,14 +4,17 @@
 // ... four loads in flight, then a butterfly of shuffles), at every group size from 1 to 32 that the split
 // count allows. In the campaign that grouped reduce ran one 128x128 tile in 128 splits 5-11% faster and
 // 256x256 in 16 splits, 512x512 in 8, up to 7% slower, with no profile of why; this times the kernel alone.
-// Each timed launch follows what a GEMM leaves: L2 cleaned (a memset over twice its size, then read back),
+// Each timed launch follows what a GEMM leaves: L2 cleaned as the time job cleans it (a memset over twice its
+// size, then tuner/device/l2_clean_ptx.hpp's read-back),
 // then a kernel that writes every split's partial, so the reduce reads them from L2 as it does after the
 // GEMM. Median of 51 launches (REDUCE_PROBE_REPEATS) in microseconds, the GB/s of the partials read, and
 // whether each variant's C equals the shipped one's (bit for bit at one lane, within the bound of another
 // addition order otherwise).
 //
-// Build: nvcc -O3 -arch=sm_90 -std=c++17 -Itemplates scripts/reduce_probe.cu -o reduce_probe
+// Build: nvcc -O3 -arch=sm_90 -std=c++17 -I. -Itemplates scripts/reduce_probe.cu -o reduce_probe -lcuda
+//        (where no driver is installed: -L/usr/local/cuda/lib64/stubs before -lcuda)
 // Run:   ./reduce_probe [M N SPLITS ...]   (default: the shapes of the record above)
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,14 +24,15 @@
 #include <vector>
 
 #include "split_k.h"
+#include "tuner/device/l2_clean_ptx.hpp"
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+#define CHECK(x)                                                                        \
+  do {                                                                                  \
+    auto e_ = (x); /* cudaError_t or CUresult: 0 is success in both */                  \
+    if (static_cast<int>(e_) != 0) {                                                    \
+      std::fprintf(stderr, "%s failed: %d (%s:%d)\n", #x, int(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                                     \
+    }                                                                                   \
   } while (0)
 
 namespace {
@@ -91,14 +95,6 @@ __global__ void write_partials(float* w, size_t floats) {
     w[i] = static_cast<float>((i * 2654435761u) % 1000003u) * 1e-6f - 0.5f;
 }
 
-__global__ void read_back(const int4* flush, size_t words, int* sink) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < words;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    acc ^= flush[i].x;
-  if (acc == 0x7fffffff) *sink = acc;  // keeps the loads
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,9 +115,12 @@ int main(int argc, char** argv) {
   CHECK(cudaGetDeviceProperties(&props, 0));
   const size_t flush_bytes = 2 * static_cast<size_t>(props.l2CacheSize);
   void* flush = nullptr;
-  int* sink = nullptr;
   CHECK(cudaMalloc(&flush, flush_bytes));
-  CHECK(cudaMalloc(&sink, sizeof(int)));
+  CHECK(cudaFree(nullptr));  // the runtime's context, current for the driver calls below
+  CUmodule clean_module;
+  CUfunction clean;
+  CHECK(cuModuleLoadData(&clean_module, tunefuzz::device::kL2CleanPtx));
+  CHECK(cuModuleGetFunction(&clean, clean_module, tunefuzz::device::kL2CleanEntry));
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
@@ -146,9 +145,13 @@ int main(int argc, char** argv) {
       const long long grid = std::clamp<long long>((quads * std::max(lanes, 1) + 255) / 256, 1, 65535);
       std::vector<float> us;
       for (int r = 0; r < repeats; ++r) {
+        // The time job's flush (tuner/device/timer.cpp): a memset over twice L2, then read back clean.
         CHECK(cudaMemset(flush, r, flush_bytes));
-        read_back<<<props.multiProcessorCount * 4, 256>>>(static_cast<const int4*>(flush), flush_bytes / 16,
-                                                          sink);
+        CUdeviceptr data = reinterpret_cast<CUdeviceptr>(flush);
+        unsigned long long words = flush_bytes / 16;
+        void* args[] = {&data, &words};
+        CHECK(cuLaunchKernel(clean, tunefuzz::device::kL2CleanBlocksPerSm * props.multiProcessorCount, 1, 1,
+                             tunefuzz::device::kL2CleanThreads, 1, 1, 0, nullptr, args, nullptr));
         write_partials<<<props.multiProcessorCount * 8, 256>>>(p.workspace, floats);
         CHECK(cudaEventRecord(start));
         if (lanes == 0)

@@ -10,7 +10,8 @@ for b in tune fuzz tunefuzz-worker test_gpu strip_debug; do
   [ -x build-gpu/bin/$b ] || { [ $b = strip_debug ] && continue; echo "carry.sh: build-gpu/bin/$b is missing" >&2; exit 1; }
   cp build-gpu/bin/$b gpu-carry/bin/ && strip gpu-carry/bin/$b
 done
-/usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -Itemplates scripts/reduce_probe.cu -o gpu-carry/bin/reduce_probe
+/usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -I. -Itemplates scripts/reduce_probe.cu -o gpu-carry/bin/reduce_probe \
+  -L/usr/local/cuda/lib64/stubs -lcuda  # the driver API from the stub here, the real libcuda.so.1 on the device
 cp -r build-gpu/lib gpu-carry/lib
 [ -d build-gpu/share ] && cp -r build-gpu/share gpu-carry/share
 cmake --install build-gpu --prefix gpu-carry/prefix > /dev/null
