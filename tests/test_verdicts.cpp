@@ -7,7 +7,8 @@
 //    redoes everything, --no-store bypasses the store, two campaigns at once on one store do each job once;
 //  - a journal resumes after a problem was added to its config, timing only that problem;
 //  - one candidate's screen on a problem is kept on its own, so a changed candidate set screens only the new
-//    images, and the finalists are still timed in full, side by side.
+//    images, and the finalists are still timed in full, side by side; cuBLAS's check on a problem's inputs is
+//    kept too, so it is timed again but not checked again.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/generators.hpp"
 #include "fuzz/matrix.hpp"
 #include "tests/support/fake_gpu.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
@@ -138,6 +140,36 @@ TEST_F(VerdictKeys, EveryFieldThatDecidesATimingChangesItsKeyAndNothingElseDoes)
   EXPECT_FALSE(changes([&] { fuzzed_.cases_run = 5; }));
 }
 
+TEST_F(VerdictKeys, EveryFieldThatDecidesCublassCheckChangesItsKeyAndNothingElseDoes) {
+  const auto digest = [&] { return verdict_digest(VerdictKind::baseline, baseline_key(problem_, time_)); };
+  const std::string base = digest();
+  const auto changes = [&](const auto& change) {
+    const Problem problem = problem_;
+    const TimeOptions options = time_;
+    change();
+    const std::string changed = digest();
+    problem_ = problem;
+    time_ = options;
+    return changed != base;
+  };
+  EXPECT_TRUE(changes([&] { problem_.k = 1025; }));
+  EXPECT_TRUE(changes([&] { problem_.layout.b = Order::col; }));
+  EXPECT_TRUE(changes([&] { problem_.input = Precision::fp16; }));
+  EXPECT_TRUE(changes([&] { problem_.alpha = 2; }));
+  EXPECT_TRUE(changes([&] { time_.seed = 1; }));
+  EXPECT_TRUE(changes([&] { time_.store.card = "NVIDIA H100 80GB HBM3"; }));
+  EXPECT_TRUE(changes([&] { time_.store.driver = "580.2"; }));
+  // Our candidates and how they are timed do not decide it (the cuBLAS version is in the verdict itself).
+  EXPECT_FALSE(changes([&] { problem_.name = "renamed"; }));
+  EXPECT_FALSE(changes([&] { time_.warmup = 6; }));
+  EXPECT_FALSE(changes([&] { time_.repeats = 31; }));
+  EXPECT_FALSE(changes([&] { time_.finalists = 9; }));
+  EXPECT_FALSE(changes([&] { time_.strategy = StrategyKind::halving; }));
+  EXPECT_FALSE(changes([&] { time_.work_directory = root_ / "elsewhere"; }));
+  // The same problem's timing and cuBLAS's check are different entries.
+  EXPECT_NE(base, time_digest());
+}
+
 TEST_F(VerdictKeys, ScreensAndTimingsAreKeyedByTheOperandValuesAndTheWayLaunchesAreTimed) {
   // Compile-time constants, so no change above can move them: the keys must carry them, so that raising one
   // (other values for the same seed and other power drawn; another L2 flush before each timed launch) leaves
@@ -153,6 +185,10 @@ TEST_F(VerdictKeys, ScreensAndTimingsAreKeyedByTheOperandValuesAndTheWayLaunches
     EXPECT_EQ(field(timing_key(problem_, {&fuzzed_}, time_), name), std::to_string(version)) << name;
     EXPECT_EQ(field(screen_key(problem_, fuzzed_, 3, time_), name), std::to_string(version)) << name;
   }
+  EXPECT_EQ(field(baseline_key(problem_, time_), "inputs_version"),
+            std::to_string(fuzz::kUniformFillVersion));
+  EXPECT_EQ(field(baseline_key(problem_, time_), "case_generator_version"),
+            std::to_string(fuzz::kCaseGeneratorVersion));
 }
 
 TEST_F(VerdictKeys, EveryFieldThatDecidesASanitizerVerdictChangesItsKeyAndNothingElseDoes) {
@@ -387,7 +423,10 @@ TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalist
     std::multiset<std::string> out;
     std::ifstream in(measures);
     for (std::string kind, id; in >> kind >> id;)
-      out.insert(kind + " " + id.substr(id.find("BM=") + 3, id.find(',', id.find("BM=")) - id.find("BM=") - 3));
+      out.insert(kind == "check"
+                     ? kind + " " + id
+                     : kind + " " +
+                           id.substr(id.find("BM=") + 3, id.find(',', id.find("BM=")) - id.find("BM=") - 3));
     fs::remove(measures);
     return out;
   };
@@ -398,6 +437,7 @@ TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalist
   const std::multiset<std::string> first = measured();
   EXPECT_EQ(first.count("screen 64"), 1u);
   EXPECT_EQ(first.count("screen 128"), 1u);
+  EXPECT_EQ(first.count("check cublas"), 1u) << "cuBLAS checked on the inputs once";
   timings = time_stage({problem}, {fuzzed[0], fuzzed[1]}, options);  // the same set: the whole timing is stored
   EXPECT_TRUE(measured().empty());
   // BM=128's image changes (its template was edited) and BM=256 joins: only those two are screened again.
@@ -411,6 +451,11 @@ TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalist
   EXPECT_EQ(third.count("screen 256"), 1u);
   EXPECT_EQ(third.count("time 64") + third.count("time 128") + third.count("time 256"), 2u)
       << "the two finalists, timed in full in this campaign";
+  EXPECT_EQ(third.count("check cublas"), 0u) << "cuBLAS's check on these inputs came from the store";
+  // On another card cuBLAS is checked again.
+  options.store.card = "NVIDIA H200";
+  timings = time_stage({problem}, fuzzed, options);
+  EXPECT_EQ(measured().count("check cublas"), 1u);
   // Every candidate has its screen in the result, stored or measured.
   for (const TimedEntry& e : timings[0].entries) EXPECT_GT(e.median_ms, 0) << e.id;
   EXPECT_EQ(timings[0].entries.size(), 3u);
@@ -456,3 +501,23 @@ TEST(TimeResultYaml, PhaseSecondsSurviveTheRoundTrip) {
 }
 
 }  // namespace
+
+TEST(TimeJobYaml, CublassStoredCheckAndWhetherTheWorkerCheckedSurviveTheRoundTrip) {
+  TimeJob job;
+  job.problem.name = "square";
+  job.problem.m = job.problem.n = job.problem.k = 64;
+  job.progress = "p";
+  EXPECT_FALSE(time_job_from_yaml(to_yaml(job)).baseline_check) << "none unless the store had one";
+  job.baseline_check = BaselineCheck{"cuBLAS 13.1.0", "outside the bound, timed anyway: x", 1.5, true};
+  const std::optional<BaselineCheck> back = time_job_from_yaml(to_yaml(job)).baseline_check;
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->cublas_version, "cuBLAS 13.1.0");
+  EXPECT_EQ(back->message, "outside the bound, timed anyway: x");
+  EXPECT_DOUBLE_EQ(back->worst_error_ratio, 1.5);
+  EXPECT_TRUE(back->exact_verified);
+  TimeResult result;
+  result.baseline.id = "cublas";
+  EXPECT_FALSE(time_result_from_yaml(to_yaml(result)).baseline_checked);
+  result.baseline_checked = true;
+  EXPECT_TRUE(time_result_from_yaml(to_yaml(result)).baseline_checked);
+}

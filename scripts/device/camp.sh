@@ -26,6 +26,10 @@ limit=${LIMIT:-575}
 # between a campaign and a later run of the same kernels).
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
   --format=csv -l 1 > $L/clocks-$(date +%s).csv 2>/dev/null & clocks=$!
+# The host's CPU twice a second (/proc/stat's first line: jiffies busy and idle over every core), to see which
+# stages keep the cores busy (issue 19: compile, fuzz and the checks are host work).
+lscpu > $L/lscpu.txt 2>&1
+{ while :; do echo "$(date +%s.%N) $(head -1 /proc/stat)"; sleep 0.5; done; } > $L/cpu-$(date +%s).txt & cpu=$!
 for step in "$@"; do
   left=$(( limit - ($(date +%s) - start) ))
   [ $left -gt 20 ] || { echo "$step skipped: no time left" >> $L/times.txt; continue; }
@@ -110,9 +114,9 @@ for step in "$@"; do
   rc=$?
   echo "$step started $d rc=$rc $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> $L/times.txt
 done
-kill $clocks 2>/dev/null
+kill $clocks $cpu 2>/dev/null
 find $W -maxdepth 1 -type f \( -name '*.yaml' -o -name '*.journal' -o -name '*.html' \) -newer $L/card.txt \
   -exec cp {} $L/ \;  # this call's tables and journals, not those an earlier call left on the machine
 cat $L/card.txt $L/times.txt
-for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt) ;; *) echo "== $f"; grep -v '^\[compile\]' $f | tail -n 25;; esac; done
+for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt|*cpu-*.txt|*lscpu.txt) ;; *) echo "== $f"; grep -v '^\[compile\]' $f | tail -n 25;; esac; done
 tar czf $OUT/logs-$(date +%s).tgz -C $OUT logs && rm -rf $L

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -45,6 +46,9 @@ class RoundRunner {
       : problem_(problem), options_(options), index_(index), gpu_(gpu) {
     for (const FuzzedCandidate* c : candidates) images_[c->candidate.id()] = c->image;
   }
+
+  /// cuBLAS's check on this problem's inputs from the store, sent with the round that asks for the baseline.
+  std::optional<BaselineCheck> baseline_check;
 
   RoundOutcome run(MeasureRound left) {
     RoundOutcome out;
@@ -101,6 +105,7 @@ class RoundRunner {
       for (const std::string& id : *list)
         if (named.insert(id).second) job.candidates.push_back({id, images_.at(id)});
     job.baseline = round.baseline;
+    if (round.baseline) job.baseline_check = baseline_check;
     job.screen = round.screen;
     job.time = round.time;
     job.interleave = round.interleave;
@@ -129,6 +134,7 @@ class RoundRunner {
       total.baseline = partial.baseline;
       total.baseline_version = partial.baseline_version;
       total.traffic = partial.traffic;
+      total.baseline_checked = partial.baseline_checked;
       left.baseline = false;
     }
     if (partial.baseline.interleaved_median_ms > 0) {
@@ -201,6 +207,41 @@ class ScreenStore {
   std::map<std::string, const FuzzedCandidate*> by_id_;
 };
 
+// cuBLAS's check on the problem's inputs (TimeJob::baseline_check), kept across campaigns: it does not depend
+// on our candidates, and it costs as much as verifying a finalist (on 26 problems, 4.7 s of a 29 s time
+// stage).
+class BaselineStore {
+ public:
+  BaselineStore(const Problem& problem, const TimeOptions& options)
+      : store_(options.store.store), key_(baseline_key(problem, options)) {}
+
+  std::optional<BaselineCheck> load() const {
+    if (!store_) return std::nullopt;
+    const auto v = store_->load(VerdictKind::baseline, key_, print_damage);
+    if (!v) return std::nullopt;
+    try {
+      return baseline_check_from_yaml(*v);
+    } catch (const std::exception&) {
+      return std::nullopt;  // not a check this build reads: made again, and filed over it
+    }
+  }
+
+  /// Files the check a worker made in `result` (a round that asked for the baseline), if it made one.
+  void file(const TimeResult& result) const {
+    if (!store_ || !result.baseline_checked || result.baseline.status != "timed") return;
+    BaselineCheck check;
+    check.cublas_version = result.baseline_version;
+    check.message = result.baseline.message;
+    check.worst_error_ratio = result.baseline.worst_error_ratio;
+    check.exact_verified = result.baseline.exact_verified;
+    store_->store(VerdictKind::baseline, key_, to_yaml(check));
+  }
+
+ private:
+  const VerdictStore* store_;
+  VerdictKey key_;
+};
+
 }  // namespace
 
 ProblemTiming search_problem(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
@@ -218,6 +259,8 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
   RoundRunner runner(problem, candidates, options, index, gpu ? place_of(*gpu) : cluster::Place{});
   const std::unique_ptr<SearchStrategy> strategy = make_strategy(options.strategy, settings);
   const ScreenStore screens(problem, candidates, options);
+  const BaselineStore baselines(problem, options);
+  runner.baseline_check = baselines.load();
   while (const std::optional<MeasureRound> round = strategy->next(state)) {
     MeasureRound left = *round;
     const std::vector<TimedEntry> stored = screens.take(left);
@@ -228,6 +271,7 @@ ProblemTiming search_problem(const Problem& problem, const std::vector<const Fuz
     if (round->baseline) {
       timing.baseline_version = outcome.result.baseline_version;
       timing.traffic = outcome.result.traffic;
+      baselines.file(outcome.result);
     }
     absorb(state, *round, outcome.result, settings);
     // A screen taken from the store was not measured here: it counts neither as an evaluation nor a launch.

@@ -104,6 +104,18 @@ VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, 
   };
 }
 
+VerdictKey baseline_key(const Problem& problem, const TimeOptions& options) {
+  return {
+      {"problem", problem_content(problem)},
+      {"launch_version", std::to_string(kLaunchVersion)},
+      {"inputs_version", std::to_string(fuzz::kUniformFillVersion)},
+      {"case_generator_version", std::to_string(fuzz::kCaseGeneratorVersion)},
+      {"seed", std::to_string(options.seed)},
+      {"card", options.store.card},
+      {"driver", options.store.driver},
+  };
+}
+
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options) {
   std::string timed;

@@ -10,7 +10,9 @@
 // the seed, card and driver (clocks unknown). A winner's sanitizer replays: the candidate, its image's
 // digest, the tool and the program run as compute-sanitizer, the cases, the case generator's version, the
 // card and the driver (a compute-sanitizer upgraded without a new driver is not seen: clear the store's
-// `sanitizer` folder after one).
+// `sanitizer` folder after one). cuBLAS's check on a problem's inputs: what the problem computes, the inputs'
+// and the oracle's versions, the seed, our launch code's version (how cuBLAS is called), card and driver;
+// the cuBLAS version is in the verdict, and a worker with another one checks again.
 #pragma once
 
 #include <filesystem>
@@ -35,6 +37,8 @@ VerdictKey sanitizer_key(const Candidate& candidate, const std::filesystem::path
 
 VerdictKey screen_key(const Problem& problem, const FuzzedCandidate& candidate, int64_t screen_repeats,
                       const TimeOptions& options);
+
+VerdictKey baseline_key(const Problem& problem, const TimeOptions& options);
 
 VerdictKey timing_key(const Problem& problem, const std::vector<const FuzzedCandidate*>& candidates,
                       const TimeOptions& options);

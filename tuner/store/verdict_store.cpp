@@ -52,7 +52,8 @@ std::string checked_body(const std::string& text) {
 }  // namespace
 
 const char* to_string(VerdictKind kind) {
-  static const char* const names[] = {"fuzz", "timing", "sanitizer", "screen"};  // the order of VerdictKind
+  static const char* const names[] = {"fuzz", "timing", "sanitizer", "screen",
+                                      "baseline"};  // the order of VerdictKind
   return names[static_cast<size_t>(kind)];
 }
 

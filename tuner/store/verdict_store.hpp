@@ -1,11 +1,11 @@
 // The verdict store: what campaigns decided, kept across campaigns so that a re-run costs only what changed.
 // An entry is a verdict (a candidate's fuzz result, a problem's timing, one candidate's screen on a problem,
-// a winner's replays under one of compute-sanitizer's tools) filed under the fields that decide
-// it (its key: the image's hash, the budgets and seed, the card and driver, ...; tuner/campaign/verdict_keys
-// says which). Change any field and the entry is not found; nothing else matters.
+// a winner's replays under one of compute-sanitizer's tools, cuBLAS's check on a problem's inputs) filed
+// under the fields that decide it (its key: the image's hash, the budgets and seed, the card and driver, ...;
+// tuner/campaign/verdict_keys says which). Change any field and the entry is not found; nothing else matters.
 //
-// Each entry is one file, <directory>/<kind>/<digest of the key>.yaml: the key and the verdict as YAML, then a
-// SHA-256 line over both and an end line, written to a temporary file and renamed, so a reader sees a whole
+// Each entry is one file, <directory>/<kind>/<digest of the key>.yaml: the key and the verdict as YAML, then
+// a SHA-256 line over both and an end line, written to a temporary file and renamed, so a reader sees a whole
 // entry or none. A damaged entry (a wrong checksum, no end line, another key's, not a regular file) is
 // reported and treated as absent; storing the verdict again repairs it. Campaigns sharing a store lock a key
 // (flock) while they work out its verdict, so two never do the same work at once.
@@ -27,7 +27,7 @@ namespace tunefuzz {
 /// The fields that decide a verdict, as name and value, in a fixed order.
 using VerdictKey = std::vector<std::pair<std::string, std::string>>;
 
-enum class VerdictKind { fuzz, timing, sanitizer, screen };
+enum class VerdictKind { fuzz, timing, sanitizer, screen, baseline };
 const char* to_string(VerdictKind kind);
 
 class VerdictStore {

@@ -293,6 +293,24 @@ std::vector<std::string> id_list_from_yaml(const YAML::Node& n, const char* key)
 
 }  // namespace
 
+YAML::Node to_yaml(const BaselineCheck& c) {
+  YAML::Node n;
+  n["cublas_version"] = c.cublas_version;
+  if (!c.message.empty()) n["message"] = c.message;
+  n["worst_error_ratio"] = c.worst_error_ratio;
+  n["exact_verified"] = c.exact_verified;
+  return n;
+}
+
+BaselineCheck baseline_check_from_yaml(const YAML::Node& n) {
+  BaselineCheck c;
+  c.cublas_version = get<std::string>(n, "cublas_version");
+  c.message = get_or<std::string>(n, "message", "");
+  c.worst_error_ratio = get<double>(n, "worst_error_ratio");
+  c.exact_verified = get<bool>(n, "exact_verified");
+  return c;
+}
+
 YAML::Node to_yaml(const TimeJob& j) {
   YAML::Node n;
   n["kind"] = "time";
@@ -304,6 +322,7 @@ YAML::Node to_yaml(const TimeJob& j) {
     n["candidates"].push_back(entry);
   }
   n["baseline"] = j.baseline;
+  if (j.baseline_check) n["baseline_check"] = to_yaml(*j.baseline_check);
   n["screen"] = id_list(j.screen);
   n["time"] = id_list(j.time);
   n["interleave"] = id_list(j.interleave);
@@ -323,6 +342,7 @@ TimeJob time_job_from_yaml(const YAML::Node& n) {
   for (const auto& e : n["candidates"])
     j.candidates.push_back({get<std::string>(e, "candidate"), get<std::string>(e, "image")});
   j.baseline = get<bool>(n, "baseline");
+  if (n["baseline_check"]) j.baseline_check = baseline_check_from_yaml(n["baseline_check"]);
   j.screen = id_list_from_yaml(n, "screen");
   j.time = id_list_from_yaml(n, "time");
   j.interleave = id_list_from_yaml(n, "interleave");
@@ -376,6 +396,7 @@ YAML::Node to_yaml(const TimeResult& r) {
   YAML::Node n;
   n["baseline_version"] = r.baseline_version;
   n["baseline"] = to_yaml(r.baseline);
+  if (r.baseline_checked) n["baseline_checked"] = true;
   n["entries"] = YAML::Node(YAML::NodeType::Sequence);
   for (const auto& e : r.entries) n["entries"].push_back(to_yaml(e));
   if (r.traffic.bytes > 0) {
@@ -391,6 +412,7 @@ TimeResult time_result_from_yaml(const YAML::Node& n) {
   TimeResult r;
   r.baseline_version = get_or<std::string>(n, "baseline_version", "");
   r.baseline = timed_entry_from_yaml(n["baseline"]);
+  r.baseline_checked = get_or<bool>(n, "baseline_checked", false);
   for (const auto& e : n["entries"]) r.entries.push_back(timed_entry_from_yaml(e));
   if (n["traffic"]) {
     r.traffic.bytes = get_or<int64_t>(n["traffic"], "bytes", 0);

@@ -70,6 +70,17 @@ inline constexpr int kTimerVersion = 2;
 /// One round of measurements of one problem (a strategy's MeasureRound, tuner/strategy/search.hpp): the
 /// worker measures what the lists name, in this order (baseline, screens, full timings, turns), and decides
 /// nothing; whoever runs the rounds picks what comes next and who wins.
+/// cuBLAS's check on a problem's inputs (TimeBench::verify: the projections, then the exact check on integer
+/// inputs), as an earlier campaign's worker made it: the verdict store keeps it (VerdictKind::baseline),
+/// since nothing of ours decides it, and a worker whose cuBLAS is `cublas_version` takes it instead of
+/// checking again.
+struct BaselineCheck {
+  std::string cublas_version;
+  std::string message;  ///< why cuBLAS was out of the bound and timed anyway; empty when it was within
+  double worst_error_ratio = 0;
+  bool exact_verified = false;
+};
+
 struct TimeJob {
   Problem problem;
   struct Entry {
@@ -78,6 +89,9 @@ struct TimeJob {
   };
   std::vector<Entry> candidates;        ///< the image of every candidate the lists below name
   bool baseline = true;                 ///< verify and time cuBLAS, and the copy giving the bandwidth floor
+  /// With `baseline`: cuBLAS's check from the store, taken when the worker's cuBLAS made it (it is then timed
+  /// and not checked again).
+  std::optional<BaselineCheck> baseline_check;
   std::vector<std::string> screen;      ///< a few timed launches each (screen_repeats)
   std::vector<std::string> time;        ///< verified against the inputs, then timed with `repeats` launches
   std::vector<std::string> interleave;  ///< re-timed taking turns (A B ... A B ...), `repeats` turns each
@@ -134,6 +148,9 @@ struct TimeResult {
   /// interleave, report (the partial results written as they come); the coordinator adds dispatch (its
   /// round trips to the workers, less what they report). Empty from a worker that does not time them.
   std::map<std::string, double> phase_seconds;
+  /// The worker checked cuBLAS on the inputs in this job (rather than taking the job's baseline_check): what
+  /// the coordinator files in the store.
+  bool baseline_checked = false;
 };
 
 /// Cases to replay on one candidate.
@@ -175,6 +192,8 @@ YAML::Node to_yaml(const FuzzJob& job);
 FuzzJob fuzz_job_from_yaml(const YAML::Node& node);
 YAML::Node to_yaml(const FuzzResult& result);
 FuzzResult fuzz_result_from_yaml(const YAML::Node& node);
+YAML::Node to_yaml(const BaselineCheck& check);
+BaselineCheck baseline_check_from_yaml(const YAML::Node& node);
 YAML::Node to_yaml(const TimeJob& job);
 TimeJob time_job_from_yaml(const YAML::Node& node);
 YAML::Node to_yaml(const TimedEntry& entry);
