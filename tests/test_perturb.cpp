@@ -3,26 +3,28 @@
 //  - every NVIDIA template's perturbed image sleeps at its hand-off points (nanosleep in the PTX) and its
 //    plain image does not;
 //  - the compile stage gives each kept candidate a perturbed twin with its own non-zero seed, and a twin that
-//    does not compile leaves its candidate out;
+//    does not compile leaves its candidate out; it starts the compiles that took longest the last time first;
 //  - the fuzz stage runs a third of a candidate's cases on the twin, after the plain cases, and a failure
 //    there fails the candidate, marked with the twin's seed (through the fake GPU worker).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
 #include "runtime/backend/kernel_cache.hpp"
 #include "runtime/backend/nvrtc_compiler.hpp"
-#include "tuner/campaign/confirm_stage.hpp"
-#include "tuner/campaign/stages.hpp"
-#include "tuner/common/error.hpp"
-#include "tuner/config/config.hpp"
-#include "tuner/worker/worker_client.hpp"
 #include "runtime/templates/gemm_mma.hpp"
 #include "runtime/templates/gemm_simt.hpp"
 #include "runtime/templates/gemm_wgmma.hpp"
+#include "tuner/campaign/confirm_stage.hpp"
+#include "tuner/campaign/stages.hpp"
+#include "tuner/common/error.hpp"
+#include "tuner/common/hash.hpp"
+#include "tuner/config/config.hpp"
+#include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -187,6 +189,65 @@ TEST(CompileStage, ACandidateWhoseTwinDoesNotCompileIsOut) {
     EXPECT_EQ(c.status, CompileStatus::compile_failed) << c.candidate.id();
     EXPECT_NE(c.message.find("schedule-perturbed twin"), std::string::npos) << c.message;
   }
+}
+
+// Compiles nothing: records the BM of each request in the order it came, and reports a compile time that
+// depends on BM alone (not slept); `generation` stands for the template's source, in the key alone.
+class OrderRecordingCompiler final : public Compiler {
+ public:
+  static double seconds_for(int64_t bm) {
+    static const std::map<int64_t, double> seconds = {{16, 0.5}, {32, 3}, {64, 1}, {128, 4}, {256, 2}};
+    return seconds.at(bm);
+  }
+  static int64_t bm_of(const CompileRequest& request) {
+    for (const Define& d : request.defines)
+      if (d.name == "BM") return d.value;
+    return -1;
+  }
+  std::string version() const override { return "order-recording 1"; }
+  void require_target(const std::string&) const override {}
+  std::string key(const CompileRequest& request) const override {
+    return sha256_hex(generation + "/" + compiler().key(request));
+  }
+  CompiledKernel compile(const CompileRequest& request) const override {
+    order.push_back(bm_of(request));
+    CompiledKernel out;
+    out.key = key(request);
+    out.image = "image " + out.key;
+    out.compile_seconds = seconds_for(bm_of(request));
+    return out;
+  }
+  std::string generation = "a";
+  mutable std::vector<int64_t> order;
+};
+
+// A changed template recompiles the longest images first, as long as they took the last time, the new ones
+// (never timed) before them, and nothing the cache holds: one compiler thread shows the order.
+TEST(CompileStage, TheLongestCompilesStartFirst) {
+  const Config config = smoke_config();
+  const TempDirectory work;
+  const KernelCache cache(work.path() / "cache");
+  const auto candidates = [](std::vector<int64_t> bms) {
+    std::vector<Candidate> out;
+    for (int64_t bm : bms)
+      out.push_back(parse_candidate_id("gemm_mma/bf16-bf16/BM=" + std::to_string(bm) + ",BN=128,BK=32"));
+    return out;
+  };
+  OrderRecordingCompiler compiler;
+  const CompileOptions one_thread{TUNEFUZZ_SOURCE_DIR "/templates", 1, 0, true};
+  compile_stage(candidates({32, 64, 128, 256}), config, compiler, cache, one_thread);
+  ASSERT_EQ(compiler.order.size(), 4u) << "cold: everything compiled, in no particular order";
+  compiler.order.clear();
+  compiler.generation = "b";  // the template's source changed: every key is new, every compile time known
+  compile_stage(candidates({32, 64, 128, 256}), config, compiler, cache, one_thread);
+  EXPECT_EQ(compiler.order, (std::vector<int64_t>{128, 32, 256, 64}));
+  compiler.order.clear();
+  compiler.generation = "c";  // changed again, and a point never compiled joins: it goes first
+  compile_stage(candidates({32, 64, 128, 256, 16}), config, compiler, cache, one_thread);
+  EXPECT_EQ(compiler.order, (std::vector<int64_t>{16, 128, 32, 256, 64}));
+  compiler.order.clear();
+  compile_stage(candidates({32, 64, 128, 256, 16}), config, compiler, cache, one_thread);
+  EXPECT_TRUE(compiler.order.empty()) << "everything from the cache";
 }
 
 // The fuzz stage through tests/fixtures/fake_gpu_worker.sh: images are not read, so any path will do.

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -134,6 +135,27 @@ std::optional<CompiledKernel> KernelCache::load(
     return damaged(std::string("metadata: ") + e.what());
   } catch (const Error& e) {
     return damaged(e.message());
+  }
+}
+
+bool KernelCache::contains(const std::string& key) const {
+  std::error_code error;
+  return fs::exists(directory_ / (key + ".yaml"), error);
+}
+
+std::optional<double> KernelCache::compile_seconds_of(const std::string& shape) const {
+  std::ifstream in(directory_ / "compile-seconds" / shape);
+  double seconds = 0;
+  if (in >> seconds && std::isfinite(seconds) && seconds >= 0) return seconds;
+  return std::nullopt;  // none recorded, or not a number: no hint
+}
+
+void KernelCache::record_compile_seconds(const std::string& shape, double seconds) const {
+  try {
+    fs::create_directories(directory_ / "compile-seconds");
+    write_file_atomically(directory_ / "compile-seconds" / shape, std::to_string(seconds) + "\n");
+  } catch (const std::exception&) {
+    // a hint that cannot be written is a hint missing next time, nothing more
   }
 }
 

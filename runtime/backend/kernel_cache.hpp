@@ -41,6 +41,15 @@ class KernelCache {
   void store(const CompiledKernel& kernel) const;
   /// Path of the image file of an entry (what workers load).
   std::filesystem::path image_path(const std::string& key) const;
+  /// Whether an entry for `key` is there (not whether it is whole: load() says that).
+  bool contains(const std::string& key) const;
+
+  /// How long the last compile of a request of the same shape took (`shape`: a digest of the request but its
+  /// source text, e.g. the template's file name, the defines and the target), if one was recorded. A hint
+  /// for ordering work, nothing more: compile stages start the longest first, so that no long compile is
+  /// left running alone at the end while the other cores wait.
+  std::optional<double> compile_seconds_of(const std::string& shape) const;
+  void record_compile_seconds(const std::string& shape, double seconds) const;
 
   /// An exclusive lock on one key (flock on <key>.lock), held while it lives: two campaigns sharing the cache
   /// do not compile the same key at once; the second waits, then finds the entry.

@@ -11,7 +11,10 @@
 # RESUME=1 lets `cold` and `cfg:` resume from their journal in /tmp/camp (a campaign split over calls on one
 # machine); without it they start from an empty work folder, since a machine may come back with an earlier
 # call's /tmp/camp. Only files this call wrote in /tmp/camp come back.
-set -u
+set -u -o pipefail  # a step's status is its command's, through the time stamps' pipe
+# Each line of a campaign's log prefixed with the time it was written (seconds since the epoch), so that the
+# gaps between stages show.
+stamp() { while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done; }
 root=$PWD C=$PWD/gpu-carry L=$OUT/logs W=/tmp/camp
 rm -rf $L  # logs of an earlier call left in $OUT on a reused machine would go into this call's archive
 mkdir -p $L $W
@@ -36,7 +39,7 @@ for step in "$@"; do
   t0=$(date +%s%N); d=$(date -u +%FT%TZ)
   case $step in
     cold)   if [ "${RESUME:-0}" = 1 ] && [ -f $W/h200.journal ]; then r=--resume; else r=; rm -rf $W/h200.* $W/work; fi
-            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${GPUS:+--gpus $GPUS} ${EXTRA:-} > $L/cold-$(date +%s).txt 2>&1 ;;
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${GPUS:+--gpus $GPUS} ${EXTRA:-} 2>&1 | stamp > $L/cold-$(date +%s).txt ;;
     rerun)  timeout $left $C/bin/tune run configs/h200.yaml -o $W/rerun.yaml --work-dir $W/work-rerun ${EXTRA:-} > $L/rerun.txt 2>&1 ;;
     added)  cp configs/h200.yaml $W/h200-added.yaml
             sed -i '/^problems:/a\  - {name: added_3000x5000x700, m: 3000, n: 5000, k: 700, precision: bf16}' $W/h200-added.yaml
@@ -49,7 +52,7 @@ for step in "$@"; do
     code:*) t=${step#code:}  # a change to the code of every image of the template's file: a branch in its split-K reduce
             sed -i 's|^extern "C" __global__ void tf_reduce(const TfGemmParams p) {$|&\n  if (p.n < 0) __trap();  // campaign timing: a change to the code|' /tmp/tpl/$t.cu
             grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
-            timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} > $L/code-$t.txt 2>&1
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} 2>&1 | stamp > $L/code-$t.txt
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     cfg:*)  n=${step#cfg:}; f=configs/$n.yaml; case $n in */*) f=$n n=$(basename $n .yaml) ;; esac  # a name or a path
             if [ "${RESUME:-0}" = 1 ] && [ -f $W/$n.journal ]; then r=--resume; else r=; rm -rf $W/$n.* $W/work-$n; fi
@@ -118,5 +121,5 @@ kill $clocks $cpu 2>/dev/null
 find $W -maxdepth 1 -type f \( -name '*.yaml' -o -name '*.journal' -o -name '*.html' \) -newer $L/card.txt \
   -exec cp {} $L/ \;  # this call's tables and journals, not those an earlier call left on the machine
 cat $L/card.txt $L/times.txt
-for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt|*cpu-*.txt|*lscpu.txt) ;; *) echo "== $f"; grep -v '^\[compile\]' $f | tail -n 25;; esac; done
+for f in $L/*.txt; do case $f in *card.txt|*times.txt|*nproc.txt|*cpu-*.txt|*lscpu.txt) ;; *) echo "== $f"; grep -v '^\([0-9.]* \)\?\[compile\]' $f | tail -n 25;; esac; done
 tar czf $OUT/logs-$(date +%s).tgz -C $OUT logs && rm -rf $L
