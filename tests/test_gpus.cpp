@@ -197,6 +197,58 @@ TEST_F(Gpus, TwoCardsOfOneModelGiveTheOneGpuTableWithEachRowsCard) {
     EXPECT_EQ(share, tunefuzz::worker_host_threads(std::thread::hardware_concurrency(), 1, 2));
 }
 
+// Three problems timed at once on one card: each by its own worker, the workers taking turns on it (never two
+// at once), and the table the one-worker campaign's.
+TEST_F(Gpus, TimeWorkersShareOneCardInTurnsAndGiveTheOneWorkerTable) {
+  const fs::path table = root_ / "turns" / "smoke.yaml", turn_log = root_ / "turns.log",
+                 overlap = root_ / "overlap";
+  ::setenv("FAKE_TURN_LOG", turn_log.c_str(), 1);
+  ::setenv("FAKE_OVERLAP_DIR", overlap.c_str(), 1);
+  std::vector<std::string> jobs;
+  const int rc = run_logged(
+      {kTune, "run", kConfig, "--no-store", "--time-workers", "3", "-o", table.string()}, "turns", jobs);
+  ::unsetenv("FAKE_TURN_LOG");
+  ::unsetenv("FAKE_OVERLAP_DIR");
+  ASSERT_EQ(rc, 0) << tools_log();
+  const YAML::Node rows = YAML::LoadFile(table.string())["problems"];
+  ASSERT_EQ(rows.size(), reference_.size());
+  ASSERT_GE(rows.size(), 2u) << "the config needs two problems to time at once";
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(YAML::Dump(rows[i]), YAML::Dump(reference_[i]));
+  // Problems were in flight at once: the first problem's first job saw another problem's start.
+  std::ifstream overlaps(overlap.string() + ".log");
+  std::string first;
+  ASSERT_TRUE(std::getline(overlaps, first));
+  EXPECT_EQ(first, "overlap") << "one problem at a time";
+  // Every time job named the card's turn file and its share of the host; the turns never overlapped.
+  const fs::path work(table.string() + ".work");
+  int time_jobs = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(work)) {
+    if (!entry.path().string().ends_with(".job.yaml")) continue;
+    const YAML::Node job = YAML::LoadFile(entry.path().string());
+    if (job["kind"].as<std::string>() != "time") continue;
+    ++time_jobs;
+    EXPECT_EQ(job["gpu_turns"].as<std::string>(""), (work / "gpu-turns-0").string());
+    EXPECT_EQ(job["host_threads"].as<int>(-1),
+              tunefuzz::worker_host_threads(std::thread::hardware_concurrency(), 3, 1));
+  }
+  std::ifstream turns(turn_log);
+  std::string line, holder;
+  int taken = 0;
+  while (std::getline(turns, line)) {
+    if (line.starts_with("in ")) {
+      EXPECT_TRUE(holder.empty()) << line << " while " << holder << " held the turn";
+      holder = line.substr(3);
+      ++taken;
+    } else {
+      EXPECT_EQ(line, "out " + holder);
+      holder.clear();
+    }
+  }
+  EXPECT_TRUE(holder.empty());
+  EXPECT_GT(time_jobs, 0);
+  EXPECT_EQ(taken, time_jobs) << "each time job takes one turn in the fake worker";
+}
+
 TEST_F(Gpus, WithoutTheFlagTheRowsNameNoCardAndWorkersSeeEveryCard) {
   for (const YAML::Node& row : reference_) EXPECT_FALSE(row["timed_on"]) << row["name"];
   std::vector<std::string> jobs;

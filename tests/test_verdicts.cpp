@@ -521,3 +521,14 @@ TEST(TimeJobYaml, CublassStoredCheckAndWhetherTheWorkerCheckedSurviveTheRoundTri
   result.baseline_checked = true;
   EXPECT_TRUE(time_result_from_yaml(to_yaml(result)).baseline_checked);
 }
+
+TEST(TimeJobYaml, TheGpusTurnFileSurvivesTheRoundTripAndIsAbsentForAWorkerAlone) {
+  TimeJob job;
+  job.problem.name = "square";
+  job.problem.m = job.problem.n = job.problem.k = 64;
+  job.progress = "p";
+  EXPECT_FALSE(to_yaml(job)["gpu_turns"]);
+  EXPECT_TRUE(time_job_from_yaml(to_yaml(job)).gpu_turns.empty());
+  job.gpu_turns = "/work/gpu-turns-0-1";
+  EXPECT_EQ(time_job_from_yaml(to_yaml(job)).gpu_turns, "/work/gpu-turns-0-1");
+}

@@ -17,10 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tuner/common/error.hpp"
+#include "tuner/device/fuzzing.hpp"
+#include "tuner/device/gpu_turn.hpp"
 #include "tuner/worker/worker_client.hpp"
 
 namespace tunefuzz {
@@ -416,6 +421,92 @@ TEST_F(ServingWorker, AHungJobIsKilledWithItsWorkerAndTheNextJobRuns) {
   if (!dead) ::kill(child, SIGKILL);
   ASSERT_EQ(outcomes[2].end, End::finished) << explain(outcomes[2]);
   EXPECT_NE(worker_of(outcomes[2]), worker_of(outcomes[0]));
+}
+
+}  // namespace
+}  // namespace tunefuzz
+
+namespace tunefuzz {
+namespace {
+
+// ---- the turns time workers take on a shared GPU (tuner/device/gpu_turn.hpp) ----
+
+/// Whether another open file description can take `file`'s lock now (it is free), giving it back at once.
+bool free_for_others(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0);
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return free;
+}
+
+TEST(GpuTurns, AloneOnTheGpuATurnTakesNothing) {
+  device::use_gpu_turns({});
+  const device::GpuTurn turn;
+  EXPECT_FALSE(device::holds_gpu_turn());
+}
+
+TEST(GpuTurns, TheOutermostTurnHoldsTheFileUntilItEnds) {
+  const fs::path file = fs::path(::testing::TempDir()) / ("gpu-turns-" + std::to_string(::getpid()));
+  device::use_gpu_turns(file);
+  {
+    const device::GpuTurn outer;
+    EXPECT_TRUE(device::holds_gpu_turn());
+    EXPECT_FALSE(free_for_others(file));
+    {
+      const device::GpuTurn inner;  // a check's run inside a timing: no second lock, no deadlock
+      EXPECT_FALSE(free_for_others(file));
+    }
+    EXPECT_TRUE(device::holds_gpu_turn()) << "the inner turn gave back the outer one's";
+    EXPECT_FALSE(free_for_others(file));
+    EXPECT_THROW(device::use_gpu_turns({}), Error) << "the file cannot change during a turn";
+  }
+  EXPECT_FALSE(device::holds_gpu_turn());
+  EXPECT_TRUE(free_for_others(file));
+  device::use_gpu_turns({});
+  fs::remove(file);
+}
+
+// A worker whose GPU another worker holds waits for it, and its phase clock goes back to the phase it was in.
+TEST(GpuTurns, AWorkerWaitsWhileAnotherHoldsTheTurn) {
+  const fs::path file = fs::path(::testing::TempDir()) / ("gpu-turns-wait-" + std::to_string(::getpid()));
+  const int held = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);  // the other worker's turn
+  int ready[2], got[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(got), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the waiting worker
+    ::close(held);   // its own descriptor would hold the lock for it
+    device::PhaseClock::Seconds seconds;
+    char answer = 'x';
+    {
+      device::PhaseClock clock(&seconds, "screen");
+      device::use_gpu_turns(file, &clock);
+      (void)!::write(ready[1], "r", 1);
+      {
+        const device::GpuTurn turn;
+        answer = device::holds_gpu_turn() && clock.running() == std::string("screen") ? 'y' : 'n';
+      }
+      device::use_gpu_turns({});
+    }
+    (void)!::write(got[1], &answer, 1);
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::close(got[1]);
+  ::flock(held, LOCK_UN);  // the turn given back: the waiting worker takes it
+  ASSERT_EQ(::read(got[0], &byte, 1), 1);
+  EXPECT_EQ(byte, 'y') << "the worker did not hold the turn, or its clock stayed in another phase";
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(free_for_others(file)) << "the worker kept the turn after its turn ended";
+  ::close(held);
+  fs::remove(file);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #   gputest:FILTER (test_gpu's cases matching the gtest filter) |
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree) |
 #   reduce (split-K's second pass timed alone, shipped against grouped, and profiled: scripts/reduce_probe.cu)
+#   ab:N (the time stage of h200.yaml again with N time workers per GPU, after `cold`: the verdict store
+#   copied without its timings and screens, so every problem is timed again as after a code change)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
 # RESUME=1 lets `cold` and `cfg:` resume from their journal in /tmp/camp (a campaign split over calls on one
 # machine); without it they start from an empty work folder, since a machine may come back with an earlier
@@ -54,6 +56,10 @@ for step in "$@"; do
             grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} 2>&1 | stamp > $L/code-$t.txt
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
+    ab:*)   n=${step#ab:}; A=/tmp/tf-verdicts-ab
+            rm -rf $A && cp -r $TUNEFUZZ_VERDICT_DIR $A && rm -rf $A/timing $A/screen
+            TUNEFUZZ_VERDICT_DIR=$A timeout $left $C/bin/tune run configs/h200.yaml -o $W/ab-$n.yaml --work-dir $W/work-ab-$n \
+              --time-workers $n ${EXTRA:-} 2>&1 | stamp > $L/ab-$n.txt ;;
     cfg:*)  n=${step#cfg:}; f=configs/$n.yaml; case $n in */*) f=$n n=$(basename $n .yaml) ;; esac  # a name or a path
             if [ "${RESUME:-0}" = 1 ] && [ -f $W/$n.journal ]; then r=--resume; else r=; rm -rf $W/$n.* $W/work-$n; fi
             timeout $left $C/bin/tune run $f -o $W/$n.yaml --work-dir $W/work-$n $r ${GPUS:+--gpus $GPUS} > $L/cfg-$n-$(date +%s).txt 2>&1 ;;

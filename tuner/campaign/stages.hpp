@@ -222,16 +222,23 @@ struct TimeOptions {
   /// `--gpus`: as many problems timed at once as there are GPUs, each problem wholly on one (its baseline
   /// too). Empty: one problem at a time, on what this process sees.
   std::vector<Gpu> gpus = {};
+  /// Problems timed at once on each GPU (budgets.time_workers), their workers taking turns on the device
+  /// through a turn file per GPU in the work directory (gpu_turns_file).
+  int workers_per_gpu = 1;
   /// Called with each problem's timing as soon as it is there (timed, or taken from the journal or the
   /// store), from the stage's threads: two calls may run at once.
   std::function<void(const ProblemTiming&)> on_timed = {};
 };
 
-/// The order the time stage takes problems in: the config's on one GPU; over several, the longest searches
-/// first (by a rough estimate from each problem's size and candidate count), so that the last to finish are
-/// short and the GPUs end together (longest-first list scheduling). Ties keep the config's order.
+/// The order the time stage takes problems in: the config's with one problem at a time; with several at once
+/// (`slots`: GPUs times workers per GPU), the longest searches first (by a rough estimate from each problem's
+/// size and candidate count), so that the last to finish are short and all end together (longest-first list
+/// scheduling). Ties keep the config's order.
 std::vector<size_t> time_order(const std::vector<Problem>& problems, const std::vector<size_t>& candidates,
-                               size_t gpus);
+                               size_t slots);
+/// The turn file the time workers of a GPU share under `work`: the GPU of that rank, or (gpu -1) what the
+/// rank's workers see.
+std::filesystem::path gpu_turns_file(const std::filesystem::path& work, int rank, int gpu);
 std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                                       const std::vector<FuzzedCandidate>& fuzzed, const TimeOptions& options);
 

@@ -114,10 +114,14 @@ class RoundRunner {
     job.repeats = options_.repeats;
     job.screen_repeats = round.screen_repeats > 0 ? round.screen_repeats : options_.screen_repeats;
     job.seed = options_.seed;
-    // The node's GPUs time a problem each at once: their workers share its cores (as the fuzz stage's do).
+    // The node's GPUs time `workers_per_gpu` problems each at once: their workers share its cores (as the
+    // fuzz stage's do), and those of one GPU take turns on it.
     const auto here = std::count_if(options_.gpus.begin(), options_.gpus.end(),
                                     [&](const Gpu& g) { return g.rank == gpu_.rank; });
-    job.host_threads = worker_host_threads(std::thread::hardware_concurrency(), 1, static_cast<size_t>(here));
+    const int per_gpu = std::max(1, options_.workers_per_gpu);
+    job.host_threads = worker_host_threads(std::thread::hardware_concurrency(), per_gpu,
+                                           static_cast<size_t>(std::max<int64_t>(1, here)));
+    if (per_gpu > 1) job.gpu_turns = gpu_turns_file(options_.work_directory, gpu_.rank, gpu_.gpu);
     job.progress = options_.work_directory / (name + ".progress");
     std::filesystem::remove(job.progress);
     return job;

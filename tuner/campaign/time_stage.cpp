@@ -34,6 +34,10 @@ double ProblemTiming::ratio_vs_baseline() const {
   return baseline.median_ms / w->median_ms;
 }
 
+std::filesystem::path gpu_turns_file(const std::filesystem::path& work, int rank, int gpu) {
+  return work / ("gpu-turns-" + std::to_string(rank) + (gpu < 0 ? std::string() : "-" + std::to_string(gpu)));
+}
+
 namespace {
 
 // The candidate a dead timing worker of problem `index` was on: the last line of its newest progress file
@@ -114,10 +118,10 @@ bool storable(const ProblemTiming& t) {
 // (its image loaded, its screen set up: about 50 ms) and ten launches (its flops at a few hundred TFLOP/s),
 // and the inputs each round makes, uploads and checks outputs against (about 20 ns an element on 16 cores).
 std::vector<size_t> time_order(const std::vector<Problem>& problems, const std::vector<size_t>& candidates,
-                               size_t gpus) {
+                               size_t slots) {
   std::vector<size_t> order(problems.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (gpus < 2) return order;
+  if (slots < 2) return order;
   std::vector<double> cost(problems.size());
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = problems[i];
@@ -247,11 +251,13 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
                       : "");
     progress.advance(note);
   };
-  // One thread per GPU, each taking the next problem in time_order: a problem's candidates and its cuBLAS
-  // baseline are timed in one worker on one GPU, never split.
+  // `workers_per_gpu` threads per GPU, each taking the next problem in time_order: a problem's candidates and
+  // its cuBLAS baseline are timed in one worker on one GPU, never split; the workers of one GPU take turns.
   std::vector<size_t> candidates;
   for (const Plan& plan : plans) candidates.push_back(plan.eligible.size());
-  const std::vector<size_t> order = time_order(problems, candidates, options.gpus.size());
+  const size_t per_gpu = static_cast<size_t>(std::max(1, options.workers_per_gpu));
+  const std::vector<size_t> order =
+      time_order(problems, candidates, std::max<size_t>(1, options.gpus.size()) * per_gpu);
   std::atomic<size_t> next{0};
   const auto work = [&](const Gpu* gpu) {
     for (size_t n = next++; n < order.size(); n = next++) {
@@ -259,11 +265,14 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
       if (options.on_timed) options.on_timed(out[order[n]]);
     }
   };
-  if (options.gpus.empty()) {
+  if (options.gpus.empty() && per_gpu == 1) {
     work(nullptr);
   } else {
     std::vector<std::thread> pool;
-    for (const Gpu& gpu : options.gpus) pool.emplace_back(work, &gpu);
+    for (size_t w = 0; w < per_gpu; ++w) {
+      if (options.gpus.empty()) pool.emplace_back(work, nullptr);
+      for (const Gpu& gpu : options.gpus) pool.emplace_back(work, &gpu);
+    }
     for (auto& thread : pool) thread.join();
   }
   progress.finish("done");

@@ -66,6 +66,7 @@ TuneReport tune_campaign(const Prepared& prepared, const std::vector<ProblemCand
   time_options.retry_quarantined = s.retry_quarantined;
   time_options.store = store_use;
   time_options.gpus = s.gpus;
+  time_options.workers_per_gpu = s.time_workers.value_or(static_cast<int>(config.budgets.time_workers));
   // A screened campaign compiles each winner's twin as soon as its problem is decided, while the others are
   // timed: the confirmation then takes them from the kernel cache.
   std::map<std::string, const Candidate*> candidates_by_id;

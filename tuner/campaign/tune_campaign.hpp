@@ -31,6 +31,7 @@ struct TuneSettings {
   bool resume = false;                   ///< carry on the campaign the journal holds
   bool retry_quarantined = false;        ///< fuzz and time again what was running at two kills in a row
   std::optional<StrategyKind> strategy;  ///< unset: the config's budgets.strategy
+  std::optional<int> time_workers;       ///< problems timed at once per GPU; unset: budgets.time_workers
   bool sanitize = true;                  ///< replay each winner under compute-sanitizer's tools
   const VerdictStore* store = nullptr;   ///< verdicts of earlier campaigns; nullptr: none (--no-store)
   int jobs = 0;                          ///< compile threads for the winners' twins (0: every core)

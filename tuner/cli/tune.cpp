@@ -3,6 +3,7 @@
 //   tune compile CONFIG [--jobs N]                   compile every kept candidate (NVRTC or hiprtc; no GPU)
 //   tune run [CONFIG] [--output PATH] [--resume]     compile, fuzz, time against cuBLAS, write the table
 //            [--strategy exhaustive|halving|model]  (how each problem's candidates are searched)
+//            [--time-workers N]                     (problems timed at once on each GPU, in turns)
 //   tune check TABLE [--record-digests]              exit 1 when a table is stale for this tree and machine
 //   tune replay CONFIG JOURNAL [--strategy S]        search strategies replayed on a campaign's recorded
 //   timings tune show | export | merge | report TABLE...      read, convert, combine and chart results tables
@@ -62,6 +63,7 @@ struct Options {
   std::vector<std::string> tables;
   std::vector<std::string> strategies;  ///< replay: the strategies to replay (default: all)
   std::string strategy;                 ///< run: the search strategy (default: the config's budgets.strategy)
+  int time_workers = 0;                 ///< run: problems timed at once per GPU (0: the config's)
   std::string journal;
   std::string format, prefer, problem, x, y;
   std::string command_line;
@@ -324,6 +326,7 @@ int command_run(Options o) {
   settings.resume = o.resume;
   settings.retry_quarantined = o.retry_quarantined;
   if (!o.strategy.empty()) settings.strategy = *parse_strategy(o.strategy);
+  if (o.time_workers > 0) settings.time_workers = o.time_workers;
   settings.sanitize = !o.no_sanitize;
   settings.store = o.no_store ? nullptr : &store;
   settings.jobs = o.jobs;
@@ -456,6 +459,10 @@ int tunefuzz::cli::tune_main(int argc, char** argv) {
         return parse_strategy(name) ? std::string()
                                     : "unknown strategy '" + name + "' (expected " + strategy_names() + ")";
       });
+  run->add_option("--time-workers", o.time_workers,
+                  "problems timed at once on each GPU, their workers taking turns on it (default: the "
+                  "config's budgets.time_workers, else 1)")
+      ->check(CLI::Range(1, 64));
   run->add_option("--gpus", o.gpus,
                   "all, or GPU indices like 0,2,3: a worker pool per GPU, each problem timed on one "
                   "(default: the GPU the process sees)")

@@ -558,7 +558,7 @@ Budgets read_budgets(const Context& context, const Field& field) {
       context, field,
       std::vector<std::string_view>{"fuzz_cases", "fuzz_screen_cases", "timing_warmup", "timing_repeats",
                                     "timing_screen_repeats", "timing_finalists", "candidate_timeout_s",
-                                    "fuzz_workers", "strategy"});
+                                    "fuzz_workers", "time_workers", "strategy"});
   Budgets budgets;
   if (auto value = section.find("fuzz_cases")) budgets.fuzz_cases = read_integer_in(context, *value, 1, 1'000'000'000);
   if (auto value = section.find("fuzz_screen_cases"))
@@ -577,6 +577,8 @@ Budgets read_budgets(const Context& context, const Field& field) {
   }
   if (auto value = section.find("fuzz_workers"))
     budgets.fuzz_workers = read_integer_in(context, *value, 1, 256);
+  if (auto value = section.find("time_workers"))
+    budgets.time_workers = read_integer_in(context, *value, 1, 64);
   if (auto value = section.find("timing_screen_repeats"))
     budgets.timing_screen_repeats = read_integer_in(context, *value, 1, 1'000'000);
   if (auto value = section.find("timing_finalists"))

@@ -103,6 +103,9 @@ struct Budgets {
   int64_t timing_finalists = 8;       ///< fastest screened candidates verified and timed in full (0 = all)
   double candidate_timeout_s = 120;   ///< a worker taking longer is killed and its candidate marked `hang`
   int64_t fuzz_workers = 4;           ///< fuzz worker processes sharing the GPU at once
+  /// `tune run`: problems timed at once on each GPU, their workers taking turns on the device
+  /// (tuner/device/gpu_turn.hpp), so that one problem's host work overlaps another's measurements
+  int64_t time_workers = 1;
   StrategyKind strategy = StrategyKind::exhaustive;  ///< how each problem's candidates are searched
 };
 

@@ -132,6 +132,7 @@ class PhaseClock {
     running_ = phase;
     since_ = now;
   }
+  const char* running() const { return running_; }  ///< the phase being charged, or null
 
  private:
   Seconds* into_;

@@ -4,18 +4,19 @@
 
 #include <algorithm>
 #include <random>
-#include <thread>
 
 #include "tuner/device/fuzzing.hpp"
+#include "tuner/device/gpu_turn.hpp"
 
 namespace tunefuzz::device {
 
 namespace {
 
-// Threads that fill the inputs, up to 16 cores (the big problems hold 10^8+ elements); the values are the
-// same on every host.
+// Threads that fill the inputs (the big problems hold 10^8+ elements): the job's share of the host, as the
+// checks have (TimeJob::host_threads, up to 16 cores), so that the host work of time workers sharing a GPU
+// leaves a core to the one measuring. The values are the same whatever the number.
 unsigned fill_threads() {
-  return std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  return std::max(1u, fuzz::host_threads());
 }
 
 // Uniform values in [-1, 1).
@@ -24,9 +25,11 @@ void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
 }
 
 // A logical operand on the device in the problem's storage order (a row-major one straight from `logical`).
+// Only the copy takes the GPU's turn (gpu_turn.hpp): the transposition is host work.
 DeviceBuffer upload(const fuzz::HostMatrix& logical, Order order, int64_t ld) {
   const auto send = [](const fuzz::HostMatrix& image) {
     DeviceBuffer buffer(image.size_bytes());
+    const GpuTurn turn;
     buffer.upload(image.bytes(), image.size_bytes());
     return buffer;
   };
@@ -64,6 +67,7 @@ void TimeBench::reserve_workspace(const GemmRunner& runner) {
 }
 
 void TimeBench::reset_c(const fuzz::HostMatrix& c, DeviceBuffer& c_dev) {
+  const GpuTurn turn;
   if (job_.problem.beta != 0.0)
     c_dev.upload(c.bytes(), c.size_bytes());
   else
@@ -84,6 +88,7 @@ bool TimeBench::guarded(TimedEntry& entry, const std::function<void()>& step) {
 
 void TimeBench::time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry) {
   reserve_workspace(runner);
+  const GpuTurn turn;
   const TimingStats stats = timer_.time([&](CUstream s) { runner.run(gemm_, workspace_.get(), s); },
                                         static_cast<int>(warmup), static_cast<int>(repeats));
   entry.median_ms = stats.median_ms;
@@ -97,6 +102,7 @@ void TimeBench::screen(const GemmRunner& runner, int64_t repeats, TimedEntry& en
 }
 
 bool TimeBench::run_once(const GemmRunner& runner, const DeviceGemm& gemm, TimedEntry& entry) {
+  const GpuTurn turn;  // the run and its download: the check that follows is host work
   const bool ran = guarded(entry, [&] {
     reserve_workspace(runner);
     runner.run(gemm, workspace_.get(), stream_);
@@ -191,6 +197,7 @@ std::vector<TimingStats> TimeBench::interleave(const std::vector<const GemmRunne
     reserve_workspace(*runner);
     launches.push_back([this, runner](CUstream s) { runner->run(gemm_, workspace_.get(), s); });
   }
+  const GpuTurn turn;
   return timer_.interleave(launches, static_cast<int>(repeats));
 }
 
@@ -200,6 +207,7 @@ MemoryTraffic TimeBench::copy_floor(int64_t warmup, int64_t repeats) {
                                        c_.size_bytes() * (job_.problem.beta != 0.0 ? 2 : 1));
   const size_t half = static_cast<size_t>(traffic.bytes / 2);
   DeviceBuffer from(half), to(half);
+  const GpuTurn turn;
   const TimingStats copy = timer_.time(
       [&](CUstream s) { check(cuMemcpyDtoDAsync(to.get(), from.get(), half, s), "cuMemcpyDtoDAsync"); },
       static_cast<int>(warmup), static_cast<int>(repeats));

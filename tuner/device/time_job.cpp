@@ -8,6 +8,7 @@
 
 #include "runtime/backend/kernel_cache.hpp"
 #include "tuner/device/fuzzing.hpp"
+#include "tuner/device/gpu_turn.hpp"
 #include "tuner/device/jobs.hpp"
 #include "tuner/device/progress_log.hpp"
 #include "tuner/device/time_bench.hpp"
@@ -210,6 +211,16 @@ void release_timing_setup() {
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
   TimeResult result;
   PhaseClock clock(&result.phase_seconds, "context");
+  // With other time workers on the GPU, device work waits for its turn (gpu_turn.hpp), charged to `gpu_wait`.
+  struct Turns {
+    explicit Turns(const TimeJob& job, PhaseClock& clock) { use_gpu_turns(job.gpu_turns, &clock); }
+    ~Turns() {
+      try {
+        use_gpu_turns({});
+      } catch (const Error&) {  // only during a turn, which has ended here
+      }
+    }
+  } turns(job, clock);
   const std::string key = timing_setup_key(job);
   if (!kept || kept->key != key) {
     delete kept;  // another problem's: its buffers go before the new ones are made

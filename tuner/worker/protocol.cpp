@@ -332,6 +332,7 @@ YAML::Node to_yaml(const TimeJob& j) {
   n["screen_repeats"] = j.screen_repeats;
   n["seed"] = j.seed;
   if (j.host_threads > 0) n["host_threads"] = j.host_threads;
+  if (!j.gpu_turns.empty()) n["gpu_turns"] = j.gpu_turns.string();
   n["progress"] = j.progress.string();
   return n;
 }
@@ -352,6 +353,7 @@ TimeJob time_job_from_yaml(const YAML::Node& n) {
   j.screen_repeats = get<int64_t>(n, "screen_repeats");
   j.seed = get<uint64_t>(n, "seed");
   j.host_threads = get_or<int>(n, "host_threads", 0);
+  j.gpu_turns = get_or<std::string>(n, "gpu_turns", "");
   j.progress = get<std::string>(n, "progress");
   return j;
 }

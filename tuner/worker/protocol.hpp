@@ -103,6 +103,9 @@ struct TimeJob {
   /// Threads the host-side checks may use (the oracle's projections and exact elements); 0: the worker's
   /// default. Set on every job, since a serving worker may come to it from another stage's job.
   int host_threads = 0;
+  /// With several time workers on one GPU (budgets.time_workers): the GPU's turn file, held while the worker
+  /// has work on the device (tuner/device/gpu_turn.hpp); empty when the worker is alone on its GPU.
+  std::filesystem::path gpu_turns;
   std::filesystem::path progress;
 };
 
