@@ -25,21 +25,28 @@ void fill_uniform(fuzz::HostMatrix& matrix, uint64_t seed) {
 }
 
 // A logical operand on the device in the problem's storage order (a row-major one straight from `logical`).
-// Only the copy takes the GPU's turn (gpu_turn.hpp): the transposition is host work.
+// Only the allocation and the copy take the GPU's turn (gpu_turn.hpp: the driver clears the memory it hands
+// out, at the card's bandwidth); the transposition is host work.
 DeviceBuffer upload(const fuzz::HostMatrix& logical, Order order, int64_t ld) {
   const auto send = [](const fuzz::HostMatrix& image) {
-    DeviceBuffer buffer(image.size_bytes());
     const GpuTurn turn;
+    DeviceBuffer buffer(image.size_bytes());
     buffer.upload(image.bytes(), image.size_bytes());
     return buffer;
   };
   return order == Order::row ? send(logical) : send(fuzz::transposed(logical, ld));
 }
 
+// The timer, whose flush buffer is device memory, made in a turn.
+Timer timer_in_turn(CUstream stream, int64_t l2_bytes) {
+  const GpuTurn turn;
+  return Timer(stream, l2_bytes);
+}
+
 }  // namespace
 
 TimeBench::TimeBench(const TimeJob& job, int64_t l2_bytes, CUstream stream)
-    : job_(job), stream_(stream), timer_(stream, l2_bytes), shape_(shape_of(job.problem)) {
+    : job_(job), stream_(stream), timer_(timer_in_turn(stream, l2_bytes)), shape_(shape_of(job.problem)) {
   const TypePair types{job.problem.input, job.problem.output};
   // A and B logical (m×k, k×n) for the check; the device holds them in the problem's storage order.
   a_ = fuzz::HostMatrix(types.input, shape_.m, shape_.k, shape_.k);
@@ -50,7 +57,10 @@ TimeBench::TimeBench(const TimeJob& job, int64_t l2_bytes, CUstream stream)
   if (job.problem.beta != 0.0) fill_uniform(c_, job.seed + 3);
   a_dev_ = upload(a_, shape_.layout.a, shape_.lda);
   b_dev_ = upload(b_, shape_.layout.b, shape_.ldb);
-  c_dev_ = DeviceBuffer(c_.size_bytes());
+  {
+    const GpuTurn turn;
+    c_dev_ = DeviceBuffer(c_.size_bytes());
+  }
   gemm_ = {a_dev_.get(),
            b_dev_.get(),
            c_dev_.get(),
@@ -63,6 +73,7 @@ TimeBench::TimeBench(const TimeJob& job, int64_t l2_bytes, CUstream stream)
 
 void TimeBench::reserve_workspace(const GemmRunner& runner) {
   const int64_t bytes = runner.workspace_bytes(shape_);
+  const GpuTurn turn;
   if (bytes > 0) workspace_.reserve(static_cast<size_t>(bytes));
 }
 
@@ -140,7 +151,10 @@ TimeBench::Integers& TimeBench::integers() {
   if (job_.problem.beta != 0.0) fuzz::fill_hashed_integers(in.c, job_.seed + 103, threads, -2, 2);
   in.a_dev = upload(in.a, shape_.layout.a, shape_.lda);
   in.b_dev = upload(in.b, shape_.layout.b, shape_.ldb);
-  in.c_dev = DeviceBuffer(in.c.size_bytes());
+  {
+    const GpuTurn turn;
+    in.c_dev = DeviceBuffer(in.c.size_bytes());
+  }
   in.gemm = gemm_;
   in.gemm.a = in.a_dev.get();
   in.gemm.b = in.b_dev.get();
@@ -206,8 +220,8 @@ MemoryTraffic TimeBench::copy_floor(int64_t warmup, int64_t repeats) {
   traffic.bytes = static_cast<int64_t>(a_.size_bytes() + b_.size_bytes() +
                                        c_.size_bytes() * (job_.problem.beta != 0.0 ? 2 : 1));
   const size_t half = static_cast<size_t>(traffic.bytes / 2);
+  const GpuTurn turn;  // before the buffers: their release is in the turn too
   DeviceBuffer from(half), to(half);
-  const GpuTurn turn;
   const TimingStats copy = timer_.time(
       [&](CUstream s) { check(cuMemcpyDtoDAsync(to.get(), from.get(), half, s), "cuMemcpyDtoDAsync"); },
       static_cast<int>(warmup), static_cast<int>(repeats));

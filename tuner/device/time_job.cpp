@@ -23,7 +23,9 @@ struct Loaded {
 };
 
 // Every candidate the round names, loaded from its image; a perturbed image is refused (it is never timed).
+// Modules are device memory: loaded in a turn.
 std::map<std::string, Loaded> load_named(const TimeJob& job) {
+  const GpuTurn turn;
   std::map<std::string, Loaded> out;
   for (const TimeJob::Entry& e : job.candidates) {
     const Candidate candidate = parse_candidate_id(e.candidate);
@@ -204,6 +206,7 @@ TimingSetup* kept = nullptr;  // the setup of the problem timed last
 }  // namespace
 
 void release_timing_setup() {
+  const GpuTurn turn;  // its device memory goes back to the driver, which clears it
   delete kept;
   kept = nullptr;
 }
@@ -223,28 +226,35 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   } turns(job, clock);
   const std::string key = timing_setup_key(job);
   if (!kept || kept->key != key) {
-    delete kept;  // another problem's: its buffers go before the new ones are made
-    kept = nullptr;
+    release_timing_setup();  // another problem's: its buffers go before the new ones are made
     auto setup = std::make_unique<TimingSetup>();
     setup->key = key;
     const DeviceInfo device = query_device();
     clock.to("inputs");
     setup->bench = std::make_unique<TimeBench>(job, device.l2_bytes, setup->stream.get());
     clock.to("cublas");
-    setup->cublas = std::make_unique<CublasRunner>(TypePair{job.problem.input, job.problem.output},
-                                                   job.problem.beta, setup->stream.get());
+    {
+      const GpuTurn turn;
+      setup->cublas = std::make_unique<CublasRunner>(TypePair{job.problem.input, job.problem.output},
+                                                     job.problem.beta, setup->stream.get());
+    }
     kept = setup.release();
   }
   TimeBench& bench = *kept->bench;
   const CublasRunner& cublas = *kept->cublas;
   ProgressLog progress(job.progress);
   clock.to("load");
-  const std::map<std::string, Loaded> loaded = load_named(job);
+  std::map<std::string, Loaded> loaded = load_named(job);
   Round round{job, bench, progress, loaded, result, clock, {}, write_partial};
   if (job.baseline) round.baseline(cublas);
   for (const std::string& id : job.screen) round.screen(id);
   for (const std::string& id : job.time) round.time(id);
   if (!job.interleave.empty()) round.interleave(cublas);
+  clock.to("load");
+  {
+    const GpuTurn turn;  // the modules unloaded
+    loaded.clear();
+  }
   clock.to(nullptr);
   return result;
 }
