@@ -10,6 +10,7 @@
 
 #include "tuner/campaign/journal.hpp"
 #include "tuner/common/error.hpp"
+#include "tuner/worker/protocol.hpp"
 
 namespace tunefuzz {
 namespace {
@@ -59,6 +60,35 @@ TEST_F(JournalTest, RecordedStepsAreReadBackOnResume) {
   EXPECT_EQ(j.interrupted_fuzz(), (std::map<std::string, int>{{"cand/2", 1}}));
   EXPECT_EQ(j.interrupted_time(), (std::map<std::string, int>{{"p1", 1}}));
   EXPECT_FALSE(j.timed("p1").has_value());
+}
+
+// A timing taken from the verdict store is journalled as the store's file holds it, in block style: it still
+// takes one line, and the journal resumes (it did not: "damaged journal line" on the next --resume).
+TEST_F(JournalTest, AnEventReadFromABlockStyleFileTakesOneLine) {
+  TimeResult timing;
+  timing.baseline.id = "cublas";
+  timing.baseline.status = "timed";
+  timing.entries.push_back({});
+  timing.entries.back().id = "a";
+  timing.entries.back().status = "timed";
+  YAML::Node timed;
+  timed["event"] = "timed";
+  timed["problem"] = "p1";
+  timed["timing"] = to_yaml(timing);
+  const YAML::Node stored = YAML::Load(YAML::Dump(timed));  // as a store entry is read: block style
+  ASSERT_NE(YAML::Dump(stored).find('\n'), std::string::npos);
+  {
+    Journal j = Journal::create(path_, "abc");
+    j.record(stored);
+    j.record(event("time_started", "problem", "p2"));
+  }
+  std::ifstream in(path_);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 3) << "the campaign line, the timing, the start";
+  const Journal j = Journal::resume(path_, "abc");
+  ASSERT_TRUE(j.timed("p1").has_value());
+  EXPECT_EQ((*j.timed("p1"))["timing"]["entries"][0]["id"].as<std::string>(), "a");
 }
 
 TEST_F(JournalTest, ALineCutShortByAKillIsIgnored) {

@@ -156,11 +156,28 @@ void Journal::read() {
   }
 }
 
+namespace {
+
+// `node` with every map and sequence in flow style: a node read from a block-style file (a verdict store
+// entry) keeps its style, which the emitter's Flow does not override, and would take several lines.
+YAML::Node in_flow(const YAML::Node& node) {
+  YAML::Node copy = YAML::Clone(node);
+  const auto flow = [](auto& self, YAML::Node n) -> void {
+    if (!n.IsMap() && !n.IsSequence()) return;
+    n.SetStyle(YAML::EmitterStyle::Flow);
+    for (auto it = n.begin(); it != n.end(); ++it) self(self, n.IsMap() ? it->second : *it);
+  };
+  flow(flow, copy);
+  return copy;
+}
+
+}  // namespace
+
 void Journal::record(const YAML::Node& event) {
   YAML::Emitter out;
   out.SetStringFormat(YAML::DoubleQuoted);  // one line whatever the text holds
   out.SetDoublePrecision(17);
-  out << YAML::Flow << event;
+  out << YAML::Flow << in_flow(event);
   const std::string line = std::string(out.c_str()) + "\n";
   std::lock_guard lock(*mutex_);
   // One write(2) per line on an O_APPEND descriptor: a kill leaves whole lines or one cut-short last line.
