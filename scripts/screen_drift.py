@@ -11,7 +11,7 @@ def timed(path):
         for line in f:
             try:
                 e = json.loads(line)
-            except ValueError:  # journals before 201c05e broke timings taken from the store over lines
+            except ValueError:  # journals before 3d1e781 broke timings taken from the store over lines
                 continue
             if e.get("event") == "timed" and "timing" in e:
                 out[e["problem"]] = e["timing"]
