@@ -467,6 +467,29 @@ TEST(GpuTurns, TheOutermostTurnHoldsTheFileUntilItEnds) {
   fs::remove(file);
 }
 
+// Before a turn is given back the device finishes what it queued (the worker's settle: cuCtxSynchronize),
+// once per outermost turn, while the turn is still held.
+TEST(GpuTurns, ATurnSettlesTheDeviceBeforeItIsGivenBack) {
+  const fs::path file = fs::path(::testing::TempDir()) / ("gpu-turns-settle-" + std::to_string(::getpid()));
+  int settled = 0;
+  bool held_while_settling = true;
+  device::use_gpu_turns(file, nullptr, [&] {
+    ++settled;
+    held_while_settling = held_while_settling && !free_for_others(file);
+  });
+  {
+    const device::GpuTurn outer;
+    { const device::GpuTurn inner; }
+    EXPECT_EQ(settled, 0) << "an inner turn gives nothing back";
+  }
+  EXPECT_EQ(settled, 1);
+  EXPECT_TRUE(held_while_settling);
+  device::use_gpu_turns({});
+  { const device::GpuTurn alone; }
+  EXPECT_EQ(settled, 1) << "alone on the GPU there is no turn to settle";
+  fs::remove(file);
+}
+
 // A worker whose GPU another worker holds waits for it, and its phase clock goes back to the phase it was in.
 TEST(GpuTurns, AWorkerWaitsWhileAnotherHoldsTheTurn) {
   const fs::path file = fs::path(::testing::TempDir()) / ("gpu-turns-wait-" + std::to_string(::getpid()));

@@ -19,6 +19,7 @@ struct Turns {
   int fd = -1;
   int depth = 0;  // GpuTurns alive
   PhaseClock* clock = nullptr;
+  std::function<void()> settle;
 };
 
 Turns& turns() {
@@ -35,10 +36,11 @@ void lock(int fd, int operation, const std::filesystem::path& file) {
 
 }  // namespace
 
-void use_gpu_turns(const std::filesystem::path& file, PhaseClock* clock) {
+void use_gpu_turns(const std::filesystem::path& file, PhaseClock* clock, std::function<void()> settle) {
   Turns& t = turns();
   if (t.depth > 0) throw Error(ErrorKind::internal, "the GPU's turn file changed during a turn");
   t.clock = clock;
+  t.settle = std::move(settle);
   if (file == t.file) return;
   if (t.fd >= 0) ::close(t.fd);
   t.fd = -1;
@@ -71,6 +73,7 @@ GpuTurn::GpuTurn() {
 GpuTurn::~GpuTurn() {
   Turns& t = turns();
   if (t.fd < 0 || --t.depth > 0) return;
+  if (t.settle) t.settle();
   ::flock(t.fd, LOCK_UN);  // cannot fail on a descriptor that holds the lock; closing would release it too
 }
 

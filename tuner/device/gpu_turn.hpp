@@ -7,14 +7,18 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 
 namespace tunefuzz::device {
 
 class PhaseClock;
 
 /// The GPU's turn file for this process's next turns; empty (the default): alone on the GPU, no turns.
-/// `clock`, when given, is charged the waits for a turn (phase `gpu_wait`) until the next call.
-void use_gpu_turns(const std::filesystem::path& file, PhaseClock* clock = nullptr);
+/// `clock`, when given, is charged the waits for a turn (phase `gpu_wait`) until the next call. `settle`,
+/// when given, runs before each turn is given back, to wait for the device work the turn queued (a pageable
+/// upload returns before its DMA lands); it must not throw.
+void use_gpu_turns(const std::filesystem::path& file, PhaseClock* clock = nullptr,
+                   std::function<void()> settle = {});
 
 /// Holds the GPU's turn while it lives. Turns nest: only the outermost one waits for the turn and gives it
 /// back. One thread of the process takes turns (a time job's).

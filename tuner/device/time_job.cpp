@@ -214,9 +214,12 @@ void release_timing_setup() {
 TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeResult&)>& write_partial) {
   TimeResult result;
   PhaseClock clock(&result.phase_seconds, "context");
-  // With other time workers on the GPU, device work waits for its turn (gpu_turn.hpp), charged to `gpu_wait`.
+  // With other time workers on the GPU, device work waits for its turn (gpu_turn.hpp), charged to `gpu_wait`;
+  // a turn ends when the device has done what it queued.
   struct Turns {
-    explicit Turns(const TimeJob& job, PhaseClock& clock) { use_gpu_turns(job.gpu_turns, &clock); }
+    explicit Turns(const TimeJob& job, PhaseClock& clock) {
+      use_gpu_turns(job.gpu_turns, &clock, [] { cuCtxSynchronize(); });  // an error shows at the next call
+    }
     ~Turns() {
       try {
         use_gpu_turns({});
