@@ -1,12 +1,8 @@
 #include "tuner/device/gpu_turn.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include <optional>
 
-#include <cerrno>
-#include <cstring>
-
+#include "runtime/backend/kernel_cache.hpp"  // FileLock
 #include "tuner/common/error.hpp"
 #include "tuner/device/fuzzing.hpp"
 
@@ -16,10 +12,10 @@ namespace {
 
 struct Turns {
   std::filesystem::path file;
-  int fd = -1;
   int depth = 0;  // GpuTurns alive
   PhaseClock* clock = nullptr;
   std::function<void()> settle;
+  std::optional<FileLock> held;  // the turn, while the outermost GpuTurn lives
 };
 
 Turns& turns() {
@@ -27,59 +23,42 @@ Turns& turns() {
   return t;
 }
 
-void lock(int fd, int operation, const std::filesystem::path& file) {
-  while (::flock(fd, operation) != 0)
-    if (errno != EINTR)
-      throw Error(ErrorKind::io, "cannot " + std::string(operation == LOCK_UN ? "give back" : "take") +
-                                     " the GPU's turn " + file.string() + ": " + std::strerror(errno));
-}
-
 }  // namespace
 
 void use_gpu_turns(const std::filesystem::path& file, PhaseClock* clock, std::function<void()> settle) {
   Turns& t = turns();
   if (t.depth > 0) throw Error(ErrorKind::internal, "the GPU's turn file changed during a turn");
+  t.file = file;
   t.clock = clock;
   t.settle = std::move(settle);
-  if (file == t.file) return;
-  if (t.fd >= 0) ::close(t.fd);
-  t.fd = -1;
-  t.file = file;
-  if (file.empty()) return;
-  t.fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (t.fd < 0) {
-    t.file.clear();
-    throw Error(ErrorKind::io, "cannot open the GPU's turn file " + file.string() + ": " + std::strerror(errno));
-  }
 }
 
 GpuTurn::GpuTurn() {
   Turns& t = turns();
-  if (t.fd < 0 || t.depth++ > 0) return;
+  if (t.file.empty() || t.depth++ > 0) return;
+  // The wait for another worker's turn (an instant when none holds it) is charged to gpu_wait, then the phase
+  // goes on.
+  const char* phase = t.clock ? t.clock->running() : nullptr;
+  if (t.clock) t.clock->to("gpu_wait");
   try {
-    if (::flock(t.fd, LOCK_EX | LOCK_NB) == 0) return;
-    if (errno != EWOULDBLOCK && errno != EINTR) lock(t.fd, LOCK_EX | LOCK_NB, t.file);  // throws
-    // Another worker has the GPU: the wait is charged to its own phase, then the phase goes on.
-    const char* phase = t.clock ? t.clock->running() : nullptr;
-    if (t.clock) t.clock->to("gpu_wait");
-    lock(t.fd, LOCK_EX, t.file);
-    if (t.clock) t.clock->to(phase);
+    t.held.emplace(t.file, "GPU's turn file");
   } catch (...) {
     --t.depth;
+    if (t.clock) t.clock->to(phase);
     throw;
   }
+  if (t.clock) t.clock->to(phase);
 }
 
 GpuTurn::~GpuTurn() {
   Turns& t = turns();
-  if (t.fd < 0 || --t.depth > 0) return;
+  if (t.file.empty() || --t.depth > 0) return;
   if (t.settle) t.settle();
-  ::flock(t.fd, LOCK_UN);  // cannot fail on a descriptor that holds the lock; closing would release it too
+  t.held.reset();  // closing the file gives the turn back
 }
 
 bool holds_gpu_turn() {
-  const Turns& t = turns();
-  return t.fd >= 0 && t.depth > 0;
+  return turns().held.has_value();
 }
 
 }  // namespace tunefuzz::device
