@@ -11,7 +11,9 @@
 //                 on the time job's kind of inputs (uniform in [-1, 1)) against the table's tuned median
 //                 (from its TFLOP/s): within 3% is the goal; and again on a low-entropy byte pattern
 //                 (pattern_ms), on which long compute-bound kernels run faster (the bits multiplied set the
-//                 power the card draws at its limit);
+//                 power the card draws at its limit); cublasGemmEx timed the same way on the same inputs
+//                 right after (cublas_ms, cublas_over_runtime: compare with the table's ratio_vs_baseline),
+//                 so that a row off its tuned time says whether the vendor's kernel moved with it;
 //   overhead      host time to enqueue one warm gemm() call (bursts of 32), beside cublasGemmEx's, on an
 //                 aligned problem and on a random one, and the floor: an empty kernel launched through the
 //                 driver (cuLaunchKernel) the same way, which no launch path can go below;
@@ -294,13 +296,18 @@ int main(int argc, char** argv) {
       const std::vector<std::pair<void*, int64_t>> operands = {
           {const_cast<void*>(o.a), p.m * p.k}, {const_cast<void*>(o.b), p.k * p.n}, {o.c, p.m * p.n}};
       const std::vector<rt::Type> types = {in, in, p.c};
-      const auto median_ms = [&] {
-        for (int w = 0; w < 5; ++w) aot.gemm(p, o, stream);
+      Case vendor;  // the same operands through cublasGemmEx
+      vendor.p = p;
+      vendor.a = const_cast<void*>(o.a);
+      vendor.b = const_cast<void*>(o.b);
+      vendor.c = o.c;
+      const auto median_of = [&](auto launch) {
+        for (int w = 0; w < 5; ++w) launch();
         std::vector<float> ms;
         for (int r = 0; r < 30; ++r) {
           flush_l2(r);
           cudaEventRecord(begin, stream);
-          aot.gemm(p, o, stream);
+          launch();
           cudaEventRecord(end, stream);
           cudaEventSynchronize(end);
           float t = 0;
@@ -310,6 +317,7 @@ int main(int argc, char** argv) {
         std::sort(ms.begin(), ms.end());
         return static_cast<double>(ms[ms.size() / 2]);
       };
+      const auto median_ms = [&] { return median_of([&] { aot.gemm(p, o, stream); }); };
       // The time job's inputs: values uniform in [-1, 1) rounded to each operand's type. A long kernel's time
       // depends on the data (the power the bits multiplied draw, at the card's power limit).
       std::mt19937_64 rng(static_cast<uint64_t>(p.m * 131 + p.n * 7 + p.k));
@@ -321,6 +329,11 @@ int main(int argc, char** argv) {
         cuda(cudaMemcpy(operands[i].first, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
       }
       const double median = median_ms();
+      // cuBLAS on the same inputs, timed the same way right after: where the runtime's time strays from the
+      // tuned one, a vendor time that strays alike says the card ran slower than in the campaign (its clocks,
+      // its power at this data), not the runtime's launch. The table's ratio_vs_baseline is the campaign's.
+      bool vendor_ran = cublas_gemm(cublas, vendor, stream);
+      const double vendor_ms = vendor_ran ? median_of([&] { cublas_gemm(cublas, vendor, stream); }) : 0;
       // Then bytes of a fixed low-entropy pattern (finite in every element type: no byte with the
       // exponent's bits all set), the inputs this check used before: the same kernel, other data.
       for (size_t i = 0; i < operands.size(); ++i) {
@@ -333,9 +346,10 @@ int main(int argc, char** argv) {
       const double tuned = 2.0 * p.m * p.n * p.k / (row.tflops * 1e12) * 1e3;
       std::printf(
           "  - {problem: %s, kernel: '%s', runtime_ms: %.5f, tuned_ms: %.5f, ratio: %.4f, pattern_ms: %.5f, "
-          "pattern_ratio: %.4f}\n",
+          "pattern_ratio: %.4f, cublas_ms: %s, cublas_over_runtime: %s}\n",
           row.problem.c_str(), aot.choose(p, o).kernel.c_str(), median, tuned, median / tuned, pattern,
-          pattern / tuned);
+          pattern / tuned, vendor_ran ? std::to_string(vendor_ms).c_str() : "null",
+          vendor_ran ? std::to_string(vendor_ms / median).c_str() : "null");
       cudaFree(const_cast<void*>(o.a));
       cudaFree(const_cast<void*>(o.b));
       cudaFree(o.c);
