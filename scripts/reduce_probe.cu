@@ -1,19 +1,20 @@
-// Split-K's second pass in isolation (issue 16: results/reduce-lanes-h200-15f42fe/). The shipped reduce,
-// tf::reduce_splits of templates/split_k.h (one thread per quad of C walking the splits in order), against
-// the grouped reduce 15f42fe tried (a group of `lanes` threads per quad, lane j adding splits j, j + lanes,
-// ... four loads in flight, then a butterfly of shuffles), at every group size from 1 to 32 that the split
-// count allows. In the campaign that grouped reduce ran one 128x128 tile in 128 splits 5-11% faster and
-// 256x256 in 16 splits, 512x512 in 8, up to 7% slower, with no profile of why; this times the kernel alone.
-// Each timed launch follows what a GEMM leaves: L2 cleaned as the time job cleans it (a memset over twice its
-// size, then tuner/device/l2_clean_ptx.hpp's read-back),
-// then a kernel that writes every split's partial, so the reduce reads them from L2 as it does after the
-// GEMM. Median of 51 launches (REDUCE_PROBE_REPEATS) in microseconds, the GB/s of the partials read, and
-// whether each variant's C equals the shipped one's (bit for bit at one lane, within the bound of another
-// addition order otherwise).
+// Split-K's second pass in isolation (issue 16: results/reduce-lanes-h200-15f42fe/,
+// results/reduce-probe-h200-ad3b621/). Three passes: `single`, one thread per quad of C walking the splits
+// in order (tf::reduce_splits launched with one thread per quad, so that it reads one lane back from the
+// launch: the pass up to ad3b621, the reference C); `shipped`, tf::reduce_splits launched as
+// split_k_reduce_geometry launches it (a group of threads per quad for small outputs, tf_reduce_lanes of
+// templates/tile_map.h); and `grouped`, the pass 15f42fe tried (a
+// group of `lanes` threads per quad, lane j adding splits j, j + lanes, ... four loads in flight, then a
+// butterfly of shuffles), at every group size from 1 to 32 that the split count allows. Each timed launch
+// follows what a GEMM leaves: L2 cleaned as the time job cleans it (a memset over twice its size, then
+// tuner/device/l2_clean_ptx.hpp's read-back), then a kernel that writes every split's partial, so the
+// reduce reads them from L2 as it does after the GEMM. Median of 51 launches (REDUCE_PROBE_REPEATS) in
+// microseconds, the GB/s of the partials read, and whether each pass's C equals the single one's (bit for
+// bit, or within the bound of another addition order).
 //
 // Build: nvcc -O3 -arch=sm_90 -std=c++17 -I. -Itemplates scripts/reduce_probe.cu -o reduce_probe -lcuda
 //        (where no driver is installed: -L/usr/local/cuda/lib64/stubs before -lcuda)
-// Run:   ./reduce_probe [M N SPLITS ...]   (default: the shapes of the record above)
+// Run:   ./reduce_probe [M N SPLITS ...]   (default: the shapes of the records above)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -140,9 +141,12 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&c, p.m * p.n * sizeof(float)));
     const long long quads = p.m * ((p.n + 3) / 4);
     std::vector<float> ref(p.m * p.n), got(p.m * p.n);
-    for (int lanes = 0; lanes <= 32; lanes = lanes ? lanes * 2 : 1) {  // 0: the shipped pass
+    // -1: the single pass (the reference), 0: the shipped one, then the grouped one at each group size.
+    for (int lanes = -1; lanes <= 32; lanes = lanes < 1 ? lanes + 1 : lanes * 2) {
       if (lanes > p.splits) break;
-      const long long grid = std::clamp<long long>((quads * std::max(lanes, 1) + 255) / 256, 1, 65535);
+      const int width =
+          lanes == 0 ? tf_reduce_lanes(p.splits, quads, TF_REDUCE_BUSY_THREADS) : std::max(lanes, 1);
+      const long long grid = std::clamp<long long>((quads * width + 255) / 256, 1, 65535);
       std::vector<float> us;
       for (int r = 0; r < repeats; ++r) {
         // The time job's flush (tuner/device/timer.cpp): a memset over twice L2, then read back clean.
@@ -154,8 +158,10 @@ int main(int argc, char** argv) {
                              tunefuzz::device::kL2CleanThreads, 1, 1, 0, nullptr, args, nullptr));
         write_partials<<<props.multiProcessorCount * 8, 256>>>(p.workspace, floats);
         CHECK(cudaEventRecord(start));
-        if (lanes == 0)
-          shipped<<<grid, 256>>>(p, c_ref);
+        if (lanes < 0)  // one thread per quad: with 256 quads or more the kernel reads one lane back from it
+          shipped<<<grid, TF_REDUCE_THREADS>>>(p, c_ref);
+        else if (lanes == 0)
+          shipped<<<grid, TF_REDUCE_THREADS>>>(p, c);
         else
           grouped<<<grid, 256>>>(p, c, lanes);
         CHECK(cudaEventRecord(stop));
@@ -168,7 +174,7 @@ int main(int argc, char** argv) {
       const size_t mid = us.size() / 2;
       std::nth_element(us.begin(), us.begin() + mid, us.end());
       const char* verdict = "reference";
-      if (lanes == 0) {
+      if (lanes < 0) {
         CHECK(cudaMemcpy(ref.data(), c_ref, ref.size() * sizeof(float), cudaMemcpyDeviceToHost));
       } else {
         CHECK(cudaMemcpy(got.data(), c, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
@@ -184,8 +190,10 @@ int main(int argc, char** argv) {
       }
       std::printf("%6lld %6lld %6lld %8s %6d %10.2f %9.1f %s\n", static_cast<long long>(p.m),
                   static_cast<long long>(p.n), static_cast<long long>(p.splits),
-                  lanes ? "grouped" : "shipped", std::max(lanes, 1), us[mid], floats * 4.0 / (us[mid] * 1e3),
-                  verdict);
+                  lanes < 0    ? "single"
+                  : lanes == 0 ? "shipped"
+                               : "grouped",
+                  width, us[mid], floats * 4.0 / (us[mid] * 1e3), verdict);
     }
     CHECK(cudaFree(p.workspace));
     CHECK(cudaFree(c_ref));

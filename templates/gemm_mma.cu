@@ -73,6 +73,7 @@
 #define TF_MUTANT_UNIT_NO_DRAIN 13      // the next unit's prologue starts without the barrier after this unit
 #define TF_MUTANT_REDUCE_WHOLE_QUADS 14  // tf_reduce finishes whole quads only: N % 4 columns stay unwritten
 #define TF_MUTANT_COL_ROWS_ROUNDED 15   // a column-major operand's stored rows (K of A, N of B) rounded to VEC
+#define TF_MUTANT_REDUCE_FIRST_LANE_ONLY 16  // tf_reduce's group of lanes per quad stores its first lane's sum alone
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_TF32
@@ -636,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(tf::kThreads) tf_gemm_cc(const TfGe
 #endif
 #endif
 
-// Split-K second pass (templates/split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
+// Split-K second pass (templates/split_k.h): C = alpha · (the partials added in a fixed order) + beta · C.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {
 #if TF_MUTANT == TF_MUTANT_REDUCE_WHOLE_QUADS
   const tf_i64 quads_per_row = p.n / 4;

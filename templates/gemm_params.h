@@ -14,7 +14,7 @@ struct TfGemmParams {
   tf_i64 lda, ldb, ldc;
   float alpha, beta;
   // Split-K: with splits > 1 each split writes its fp32 partial tile to workspace (splits × m × ldw, split
-  // major) and tf_reduce sums them in split order and applies alpha and beta. With splits == 1, unused.
+  // major) and tf_reduce sums them in a fixed order and applies alpha and beta. With splits == 1, unused.
   float* workspace;
   tf_i64 ldw;
   tf_i64 splits;

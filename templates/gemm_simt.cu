@@ -12,7 +12,7 @@
 // problem of a few tiles pays one short launch: the tensor-core templates' candidates for tiny shapes.
 // K may be split over p.splits CTAs per output tile (SPLIT_K, the launcher's: units = tiles × splits, one CTA
 // each, those of one split adjacent): each split writes its unscaled fp32 partial to the workspace and
-// tf_reduce adds them in split order (split_k.h), so the result does not depend on which split ran first.
+// tf_reduce adds them in a fixed order (split_k.h), so the result does not depend on which split ran first.
 // With beta == 0, C is never read.
 //
 // No inline assembly and no warp-level operations: the source compiles under NVRTC, hiprtc and nvcc alike,
@@ -523,7 +523,7 @@ TF_SIMT_ENTRIES(cc, true, true)
 #endif
 #undef TF_SIMT_ENTRIES
 
-// Split-K's second pass (split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
+// Split-K's second pass (split_k.h): C = alpha · (the partials added in a fixed order) + beta · C.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {
   tf::reduce_splits(p, tf_ceil_div(p.n, 4),
                     [&](tf_i64 row, tf_i64 col, float v0, float v1) { tf::store_pair(p, row, col, v0, v1); });

@@ -11,7 +11,7 @@
 // consumers finish this one.
 // Split-K (TfGemmParams::splits > 1, the host's SPLIT_K): CTAs walk units, a (cluster) tile and one K split
 // of it (templates/tile_map.h), and each unit stores its unscaled fp32 partial into the workspace; tf_reduce
-// adds the partials in split order and applies the epilogue (templates/split_k.h). The producer and the
+// adds the partials in a fixed order and applies the epilogue (templates/split_k.h). The producer and the
 // consumers walk the same units, so the ring carries on across them as across tiles.
 // Clusters (CLUSTER_M or CLUSTER_N = 2, launched with a cluster dimension of 2): the two CTAs of a cluster
 // take adjacent tiles of one cluster tile (tf_cluster_tile) and share the operand those tiles have in common,
@@ -1009,7 +1009,7 @@ TF_ENTRY(tf_gemm_cc, true, true)
 #endif
 #endif
 
-// Split-K second pass (templates/split_k.h): C = alpha · (partial 0 + partial 1 + … in split order) + beta · C.
+// Split-K second pass (templates/split_k.h): C = alpha · (the partials added in a fixed order) + beta · C.
 extern "C" __global__ void tf_reduce(const TfGemmParams p) {
   tf::reduce_splits(p, tf_ceil_div(p.n, 4),
                     [&](tf_i64 row, tf_i64 col, float v0, float v1) { tf::store_pair(p, row, col, v0, v1); });

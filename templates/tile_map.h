@@ -101,4 +101,21 @@ TF_HOST_DEVICE inline TfUnit tf_cluster_unit(tf_i64 unit, int rank, tf_i64 tiles
   return u;
 }
 
+// Split-K's second pass (templates/split_k.h) runs TF_REDUCE_THREADS threads per CTA and gives each quad of C
+// (four columns of a row) a group of `lanes` of them: the largest power of two up to 32, up to `splits`, for
+// which a launch of `threads` threads has that many per quad of the `quads`. The host sizes the launch with
+// it from TF_REDUCE_BUSY_THREADS (split_k_reduce_geometry) and the kernel reads it back from its launch.
+// About 2^15 threads in all kept the pass fastest on an H200 (132 SMs) at every shape
+// scripts/reduce_probe.cu timed: one 128x128 tile in 64-128 splits 10.0-16.5 us with one thread per quad,
+// 5.6-6.8 us with 8; 64x64 in 128 splits 15.8 us, 5.2 us with 32; 256x256 in 16 splits 5.6, 4.9 with 2;
+// 512x512 and larger outputs fastest with one thread per quad, which then walks the splits as before
+// (results/reduce-probe-h200-ad3b621/).
+#define TF_REDUCE_THREADS 256
+#define TF_REDUCE_BUSY_THREADS 32768
+TF_HOST_DEVICE inline int tf_reduce_lanes(tf_i64 splits, tf_i64 quads, tf_i64 threads) {
+  int lanes = 1;
+  while (lanes < 32 && 2 * lanes <= splits && quads * 2 * lanes <= threads) lanes *= 2;
+  return lanes;
+}
+
 #endif  // TUNEFUZZ_TILE_MAP_H

@@ -282,6 +282,8 @@ TEST_F(GpuTest, InjectedBugsAreCaught) {
       {"split_drops_remainder", with(record(64, 64, 160), 2, 0), ""},
       // two CTAs walk nine tiles: every tile after a CTA's first starts from the previous tile's sums
       {"unit_keeps_acc", with(record(384, 384, 64), 0, 2), ""},
+      // a 64x64 output in four splits: tf_reduce gives each quad four lanes, three of whose sums are lost
+      {"reduce_first_lane_only", with(record(64, 64, 256), 4, 0), ""},
   };
   for (const Expectation& e : expectations) {
     const device::CaseOutcome outcome = run(e.c, {}, {}, code(e.mutant));

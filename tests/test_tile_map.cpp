@@ -271,4 +271,75 @@ RC_GTEST_PROP(TileMap, TheClusterWalkComputesEveryTileOnce, ()) {
     }
 }
 
+// Split-K's second pass (templates/split_k.h) on the launch split_k_reduce_geometry gives it, walked as the
+// kernel walks it: the group size read back from the launch (tf_reduce_lanes) is the one the host sized the
+// launch for; with one lane each thread adds every split of quads t, t + threads, ...; with more, each CTA
+// takes TF_REDUCE_THREADS / lanes quads a step, lane j of a group adding splits j, j + lanes, ... and lane 0
+// adding the group's sums (within the group's slots of the CTA's shared array) and storing the quad. So
+// every (quad, split) partial is added exactly once, each quad stored once, and no group reads another's
+// slot.
+RC_GTEST_PROP(TileMap, TheReduceAddsEveryPartialOnce, ()) {
+  tunefuzz::GemmShape shape;
+  shape.m = *rc::gen::inRange<int64_t>(1, 600).as("M");
+  shape.n = *rc::gen::inRange<int64_t>(1, 600).as("N");
+  const int64_t splits = *rc::gen::inRange<int64_t>(1, 200).as("splits");
+  const tunefuzz::LaunchGeometry geo = tunefuzz::split_k_reduce_geometry(shape, splits);
+  RC_ASSERT(geo.block_x == TF_REDUCE_THREADS);
+  RC_ASSERT(geo.grid_x >= 1 && geo.grid_x <= 65535);
+  const int64_t quads = shape.m * tunefuzz::split_k_partial_ld(shape) / 4;
+  const int64_t threads = geo.grid_x * geo.block_x;
+  const int lanes = tf_reduce_lanes(splits, quads, threads);
+  RC_ASSERT(lanes == tf_reduce_lanes(splits, quads, TF_REDUCE_BUSY_THREADS));  // the host's choice
+  RC_ASSERT(lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && (lanes == 1 || lanes <= splits));
+  RC_ASSERT(geo.block_x % lanes == 0);
+  std::vector<int64_t> added(static_cast<size_t>(quads * splits), 0), stored(static_cast<size_t>(quads), 0);
+  if (lanes == 1) {
+    for (int64_t t = 0; t < threads; ++t)
+      for (int64_t q = t; q < quads; q += threads) {
+        for (int64_t s = 0; s < splits; ++s) ++added[static_cast<size_t>(q * splits + s)];
+        ++stored[static_cast<size_t>(q)];
+      }
+  } else {
+    const int64_t groups = geo.block_x / lanes;
+    for (int64_t block = 0; block < geo.grid_x; ++block)
+      for (int64_t first = block * groups; first < quads; first += geo.grid_x * groups)
+        for (int64_t t = 0; t < geo.block_x; ++t) {
+          const int64_t q = first + t / lanes, lane = t % lanes;
+          if (q >= quads) continue;
+          for (int64_t s = lane; s < splits; s += lanes) ++added[static_cast<size_t>(q * splits + s)];
+          if (lane == 0) {
+            RC_ASSERT(t + lanes - 1 < geo.block_x && (t + lanes - 1) / lanes == t / lanes);
+            ++stored[static_cast<size_t>(q)];
+          }
+        }
+  }
+  RC_ASSERT(std::all_of(added.begin(), added.end(), [](int64_t n) { return n == 1; }));
+  RC_ASSERT(std::all_of(stored.begin(), stored.end(), [](int64_t n) { return n == 1; }));
+}
+
+// The group sizes reduce_probe found fastest on an H200 (tile_map.h): about 2^15 threads in all, one lane per
+// quad from 512x512 up.
+TEST(TileMap, TheReduceWidensItsGroupsOnlyForSmallOutputs) {
+  const auto lanes = [](int64_t m, int64_t n, int64_t splits) {
+    tunefuzz::GemmShape s;
+    s.m = m;
+    s.n = n;
+    const tunefuzz::LaunchGeometry g = tunefuzz::split_k_reduce_geometry(s, splits);
+    return tf_reduce_lanes(splits, s.m * tunefuzz::split_k_partial_ld(s) / 4, g.grid_x * g.block_x);
+  };
+  EXPECT_EQ(lanes(128, 128, 128), 8);  // 4096 quads: 128 CTAs instead of 16
+  EXPECT_EQ(lanes(128, 128, 64), 8);
+  EXPECT_EQ(lanes(64, 64, 128), 32);
+  EXPECT_EQ(lanes(128, 128, 4), 4);  // never more lanes than splits
+  EXPECT_EQ(lanes(256, 256, 16), 2);
+  EXPECT_EQ(lanes(512, 512, 8), 1);  // 65536 quads already fill the GPU: the one-thread walk
+  EXPECT_EQ(lanes(4096, 40, 2), 1);
+  EXPECT_EQ(lanes(4096, 4096, 64), 1);
+  tunefuzz::GemmShape tiny, large;
+  tiny.m = tiny.n = 128;
+  large.m = large.n = 4096;
+  EXPECT_EQ(tunefuzz::split_k_reduce_geometry(tiny, 128).grid_x, 128);
+  EXPECT_EQ(tunefuzz::split_k_reduce_geometry(large, 2).grid_x, 16384);
+}
+
 }  // namespace

@@ -148,7 +148,7 @@ void launch_split_k_reduce(const LazyFunction& reduce, const TfGemmParams& p, co
                            CUstream stream) {
   TfGemmParams arguments = p;
   void* args[] = {&arguments};
-  const LaunchGeometry geo = split_k_reduce_geometry(shape);
+  const LaunchGeometry geo = split_k_reduce_geometry(shape, p.splits);
   check(cuLaunchKernel(reduce.get(), static_cast<unsigned>(geo.grid_x), 1, 1, static_cast<unsigned>(geo.block_x), 1, 1,
                        0, stream, args, nullptr),
         "cuLaunchKernel(tf_reduce)");

@@ -234,11 +234,23 @@ LaunchGeometry gemm_mma_geometry(const Point& p, const GemmShape& s, const Launc
 
 const std::vector<std::string>& gemm_mma_mutant_names() {
   // Codes match TF_MUTANT_* in templates/gemm_mma.cu.
-  static const std::vector<std::string> names = {
-      "none",          "skip_last_k_tile", "drop_tail",         "no_acc_init",
-      "beta0_reads_c", "int32_offset",     "no_stage_barrier",  "group_drop",
-      "fp16_acc",      "unit_keeps_acc",   "empty_split_skips", "split_drops_remainder",
-      "wait_one_short", "unit_no_drain",   "reduce_whole_quads", "col_rows_rounded"};
+  static const std::vector<std::string> names = {"none",
+                                                 "skip_last_k_tile",
+                                                 "drop_tail",
+                                                 "no_acc_init",
+                                                 "beta0_reads_c",
+                                                 "int32_offset",
+                                                 "no_stage_barrier",
+                                                 "group_drop",
+                                                 "fp16_acc",
+                                                 "unit_keeps_acc",
+                                                 "empty_split_skips",
+                                                 "split_drops_remainder",
+                                                 "wait_one_short",
+                                                 "unit_no_drain",
+                                                 "reduce_whole_quads",
+                                                 "col_rows_rounded",
+                                                 "reduce_first_lane_only"};
   return names;
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <utility>
 
+#include "templates/tile_map.h"  // tf_reduce_lanes: the reduce kernel reads its group size the same way
+
 namespace tunefuzz {
 
 const std::vector<TypePair>& sixteen_bit_type_pairs() {
@@ -142,11 +144,14 @@ PackPlan pack_plan(const GemmShape& s, int64_t element_bytes, PackRule rule) {
   return plan;
 }
 
-LaunchGeometry split_k_reduce_geometry(const GemmShape& s) {
-  constexpr int64_t threads = 256, most_ctas = 65535;
+LaunchGeometry split_k_reduce_geometry(const GemmShape& s, int64_t splits) {
+  constexpr int64_t threads = TF_REDUCE_THREADS, most_ctas = 65535;
+  const int64_t quads = s.m * split_k_partial_ld(s) / 4;
+  // The kernel reads its group size back from the launch: as many threads per quad as here.
+  const int64_t lanes = tf_reduce_lanes(splits, quads, TF_REDUCE_BUSY_THREADS);
   LaunchGeometry g;
   g.block_x = threads;
-  g.grid_x = std::clamp<int64_t>((s.m * split_k_partial_ld(s) / 4 + threads - 1) / threads, 1, most_ctas);
+  g.grid_x = std::clamp<int64_t>((quads * lanes + threads - 1) / threads, 1, most_ctas);
   return g;
 }
 

@@ -86,10 +86,12 @@ inline constexpr const char* kPackEntry = "tf_pack";
 inline constexpr const char* kPackTransposedEntry = "tf_pack_transposed";
 
 /// Split-K's second pass (templates/split_k.h), exported by every template that splits K, and its launch:
-/// 256 threads per CTA, one thread per four columns of a row of C, up to 65535 CTAs. Its workspace holds
-/// `splits` fp32 partials of m rows of split_k_partial_ld elements (N rounded up to 4: the pass reads quads).
+/// 256 threads per CTA, a group of threads per four columns of a row of C (tf_reduce_lanes of
+/// templates/tile_map.h: one for a large output; for a small one up to 32, a power of two and at most
+/// `splits`, as many as keep about 2^15 threads busy), up to 65535 CTAs. Its workspace holds `splits` fp32
+/// partials of m rows of split_k_partial_ld elements (N rounded up to 4: the pass reads quads).
 inline constexpr const char* kReduceEntry = "tf_reduce";
-LaunchGeometry split_k_reduce_geometry(const GemmShape& shape);
+LaunchGeometry split_k_reduce_geometry(const GemmShape& shape, int64_t splits);
 int64_t split_k_partial_ld(const GemmShape& shape);
 int64_t split_k_workspace_bytes(const GemmShape& shape, int64_t splits);
 

@@ -215,7 +215,7 @@ KernelTemplate make_template(const Family& f) {
       {"CLUSTER_N", 1, "CTAs per cluster along N: 2 = two tile columns share each A tile (TMA multicast)"},
       {"SPLIT_K", 1,
        "K splits: each output tile's K loop is shared by this many units, whose fp32 partials a second pass "
-       "adds in split order",
+       "adds in a fixed order",
        false},
       {"PERSISTENT", 1, "1 = launch only as many CTAs as fit on the GPU at once; each walks many units",
        false, 0},

@@ -6,7 +6,8 @@
 #   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
 #   gputest:FILTER (test_gpu's cases matching the gtest filter) |
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree) |
-#   reduce (split-K's second pass timed alone, shipped against grouped, and profiled: scripts/reduce_probe.cu)
+#   reduce (split-K's second pass timed alone, single, shipped and grouped, and profiled unless REDUCE_NCU=0:
+#   scripts/reduce_probe.cu)
 #   ab:N (the time stage of h200.yaml again with N time workers per GPU, after `cold`: the verdict store
 #   copied without its timings and screens, so every problem is timed again as after a code change)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
@@ -97,9 +98,10 @@ for step in "$@"; do
               echo "# date: $(date -u +%FT%TZ)"
               echo "# command: reduce_probe"
               timeout $(( left / 2 )) $C/bin/reduce_probe; } > $L/reduce-probe.txt 2>&1
-            REDUCE_PROBE_REPEATS=1 timeout $(( left / 2 )) /usr/local/cuda/bin/ncu --set full -k 'regex:shipped|grouped' -f -o /tmp/reduce \
-              $C/bin/reduce_probe 256 256 16 4096 4096 4 > $L/reduce-ncu.txt 2>&1
-            /usr/local/cuda/bin/ncu --import /tmp/reduce.ncu-rep --page details --csv > $L/reduce-ncu-details.csv 2>&1 ;;
+            [ "${REDUCE_NCU:-1}" = 0 ] ||  # REDUCE_NCU=0: the timings alone
+            { REDUCE_PROBE_REPEATS=1 timeout $(( left / 2 )) /usr/local/cuda/bin/ncu --set full -k 'regex:shipped|grouped' -f -o /tmp/reduce \
+                $C/bin/reduce_probe 256 256 16 4096 4096 4 > $L/reduce-ncu.txt 2>&1
+              /usr/local/cuda/bin/ncu --import /tmp/reduce.ncu-rep --page details --csv > $L/reduce-ncu-details.csv 2>&1; } ;;
     loadab) # module loads of the largest cached cubins as compiled and without debug sections
             # (gpu-carry/bin/strip_debug: without_debug_sections), each fresh process in turn, three rounds
             g++ -O2 -std=c++17 scripts/load_probe.cpp -I/usr/local/cuda/include -lcuda -o /tmp/load_probe > $L/loadab-build.txt 2>&1
