@@ -658,19 +658,30 @@ TEST(GemmSimtCompile, EachOrderHasItsOwnKernels) {
   }
 }
 
+// The PTX of one entry of a module: from its `.entry NAME(` to the next entry or the end.
+std::string entry_ptx(const std::string& ptx, const std::string& name) {
+  const size_t start = ptx.find(".entry " + name + "(");
+  if (start == std::string::npos) return "";
+  const size_t next = ptx.find(".entry ", start + 1);
+  return ptx.substr(start, next == std::string::npos ? std::string::npos : next - start);
+}
+
 TEST(GemmSimtCompile, ExpectedInstructionsFollowVec) {
   // B tiles stored to shared memory as float4 at VEC=4, 8-byte global loads at VEC=2, single floats at VEC=1;
-  // the thread tile is read from shared memory as float4 at every VEC.
+  // the thread tile is read from shared memory as float4 at every VEC. The GEMM's own entry is read: the
+  // module's split-K reduce stores float4 lane sums to shared memory at every VEC.
   for (int64_t vec : {1, 2, 4}) {
     SCOPED_TRACE("VEC=" + std::to_string(vec));
     const Point point = at({{"VEC", vec}, {"LAYOUTS", 1}});
     const CompiledKernel& kernel = compiled(point);
     for (const std::string& instruction : simt().expected_instructions(point))
       EXPECT_TRUE(contains(kernel.ptx, instruction)) << instruction;
-    EXPECT_TRUE(contains(kernel.ptx, "ld.shared.v4.f32"));
-    EXPECT_EQ(contains(kernel.ptx, "st.shared.v4.f32"), vec == 4);
-    EXPECT_EQ(contains(kernel.ptx, "ld.global.v2.f32"), vec == 2);
-    EXPECT_TRUE(contains(kernel.ptx, "ld.global.v4.f32"));  // C, in the epilogue, where aligned
+    const std::string gemm = entry_ptx(kernel.ptx, gemm_entry_name(Layout{Order::row, Order::row}));
+    ASSERT_FALSE(gemm.empty()) << "no tf_gemm_rr entry in the module";
+    EXPECT_TRUE(contains(gemm, "ld.shared.v4.f32"));
+    EXPECT_EQ(contains(gemm, "st.shared.v4.f32"), vec == 4);
+    EXPECT_EQ(contains(gemm, "ld.global.v2.f32"), vec == 2);
+    EXPECT_TRUE(contains(gemm, "ld.global.v4.f32"));  // C, in the epilogue, where aligned
   }
 }
 
