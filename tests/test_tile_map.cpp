@@ -317,6 +317,31 @@ RC_GTEST_PROP(TileMap, TheReduceAddsEveryPartialOnce, ()) {
   RC_ASSERT(std::all_of(stored.begin(), stored.end(), [](int64_t n) { return n == 1; }));
 }
 
+// The law above, on every output of up to 2^15 quads (where groups can be wider than one lane) and every
+// split count up to 256, rather than on RapidCheck's draws: the launch rounds the host's threads up to whole
+// CTAs, and the group size the kernel reads back from it is still the host's (a wider one would need twice
+// the quads' threads, more than the rounding adds).
+TEST(TileMap, TheKernelReadsBackTheHostsGroupSizeOnEverySmallOutput) {
+  int64_t differ = 0, widened = 0;
+  for (int64_t quads = 1; quads <= 32768; ++quads)
+    for (int64_t splits = 1; splits <= 256; ++splits) {
+      const int host = tf_reduce_lanes(splits, quads, TF_REDUCE_BUSY_THREADS);
+      const int64_t ctas =
+          std::clamp<int64_t>((quads * host + TF_REDUCE_THREADS - 1) / TF_REDUCE_THREADS, 1, 65535);
+      differ += tf_reduce_lanes(splits, quads, ctas * TF_REDUCE_THREADS) != host;
+      widened += host > 1;
+    }
+  EXPECT_EQ(differ, 0);
+  EXPECT_GT(widened, 0);
+  // One row of 64 columns (16 quads) in 32 splits: 32 lanes, on the 2 CTAs the host launches.
+  tunefuzz::GemmShape row;
+  row.m = 1;
+  row.n = 64;
+  const tunefuzz::LaunchGeometry g = tunefuzz::split_k_reduce_geometry(row, 32);
+  EXPECT_EQ(g.grid_x, 2);
+  EXPECT_EQ(tf_reduce_lanes(32, 16, g.grid_x * g.block_x), 32);
+}
+
 // The group sizes reduce_probe found fastest on an H200 (tile_map.h): about 2^15 threads in all, one lane per
 // quad from 512x512 up.
 TEST(TileMap, TheReduceWidensItsGroupsOnlyForSmallOutputs) {
