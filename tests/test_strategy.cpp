@@ -504,6 +504,25 @@ TEST_F(StrategyCampaigns, HalvingAndModelGuidedAskForFewerMeasurementsOnALargerS
   EXPECT_LT(measured(with(StrategyKind::model, eight_), "screen"), measured(exhaustive, "screen"));
 }
 
+// A worker that dies while a round's screens take their turns (the progress line names no candidate): the
+// rest of the round takes them one after another, so a second death would name its candidate, and the
+// campaign ends as it would have.
+TEST_F(StrategyCampaigns, AWorkerDeadInTheScreensTurnsHasThemTakenOneByOne) {
+  const Campaign& exhaustive = with(StrategyKind::exhaustive, four_);
+  ASSERT_EQ(exhaustive.exit_code, 0);
+  EXPECT_EQ(measured(exhaustive, "alone"), 0);
+  const fs::path died = root_ / "died-in-turns.flag";
+  ::setenv("FAKE_DIE_IN_TURNS", died.c_str(), 1);
+  const Campaign& c = campaign("died-in-turns", four_, {"--strategy", "exhaustive"});
+  ::unsetenv("FAKE_DIE_IN_TURNS");
+  ASSERT_EQ(c.exit_code, 0);
+  EXPECT_TRUE(fs::exists(died));
+  EXPECT_EQ(measured(c, "alone"), 4);   // the round that died: its four screens, one after another
+  EXPECT_EQ(measured(c, "screen"), 4);  // the other problem's, in turns
+  EXPECT_EQ(evaluations(c), measured(c));
+  EXPECT_EQ(problems(c), problems(exhaustive));
+}
+
 TEST_F(StrategyCampaigns, TheConfigNamesTheStrategyTheFlagOverridesAndExhaustiveIsTheDefault) {
   const Campaign& unnamed = campaign("default", four_);
   ASSERT_EQ(unnamed.exit_code, 0);

@@ -8,6 +8,7 @@
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree) |
 #   reduce (split-K's second pass timed alone, single, shipped and grouped, and profiled unless REDUCE_NCU=0:
 #   scripts/reduce_probe.cu)
+#   tw:N (the campaign steps after it run with --time-workers N) |
 #   ab:N (the time stage of h200.yaml again with N time workers per GPU, after `cold`: the verdict store
 #   copied without its timings and screens, so every problem is timed again as after a code change)
 # GPUS=0,1 runs the cold and cfg: campaigns on those GPUs. Each step appends "step rc seconds" to times.txt; logs and tables come back in one archive.
@@ -43,6 +44,7 @@ for step in "$@"; do
   case $step in
     cold)   if [ "${RESUME:-0}" = 1 ] && [ -f $W/h200.journal ]; then r=--resume; else r=; rm -rf $W/h200.* $W/work; fi
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/h200.yaml --work-dir $W/work $r ${GPUS:+--gpus $GPUS} ${EXTRA:-} 2>&1 | stamp > $L/cold-$(date +%s).txt ;;
+    tw:*)   EXTRA="${EXTRA:-} --time-workers ${step#tw:}" ;;  # the later campaign steps with N time workers per GPU
     rerun)  timeout $left $C/bin/tune run configs/h200.yaml -o $W/rerun.yaml --work-dir $W/work-rerun ${EXTRA:-} > $L/rerun.txt 2>&1 ;;
     added)  cp configs/h200.yaml $W/h200-added.yaml
             sed -i '/^problems:/a\  - {name: added_3000x5000x700, m: 3000, n: 5000, k: 700, precision: bf16}' $W/h200-added.yaml

@@ -52,24 +52,31 @@ class RoundRunner {
 
   RoundOutcome run(MeasureRound left) {
     RoundOutcome out;
+    bool in_turns = true;  // the screens in turns (TimeJob::screen_in_turns) until a worker dies in them
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
       // The thread's serving worker: its context (and the host's wait to create one) serves every round.
       const auto sent = std::chrono::steady_clock::now();
-      const WorkerOutcome worker = cluster::run_job(to_yaml(job_for(left, name)), options_.work_directory,
-                                                    name, options_.timeout_s, {}, 0, gpu_, true);
+      const WorkerOutcome worker =
+          cluster::run_job(to_yaml(job_for(left, name, in_turns)), options_.work_directory, name,
+                           options_.timeout_s, {}, 0, gpu_, true);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
       const double before = phase_total(out.result);
       std::set<std::string> reported = take_partial(worker, left, out.result);
       // The round trip beyond what the worker accounted for: the job's files, a worker's start, the wait.
       out.result.phase_seconds["dispatch"] += std::max(0.0, wall - (phase_total(out.result) - before));
       if (worker.end == WorkerOutcome::End::finished) break;
-      // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas").
+      // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas"),
+      // or take the screens again one by one ("screens in turns").
       const std::string& last = worker.last_progress;
       const std::string blamed = last.substr(std::min(last.size(), last.find(' ') + 1));
       if (last == "interleave") {
         left.interleave.clear();  // the turns are dropped: the full timings stand
         left.interleave_baseline = false;
+      } else if (last == "screens in turns" && in_turns) {
+        // Every screen of the round was running: the rest of the round takes them one after another, which
+        // names the candidate if it dies again.
+        in_turns = false;
       } else if (named_in(left.screen, blamed) || named_in(left.time, blamed)) {
         TimedEntry crashed;
         crashed.id = blamed;
@@ -97,7 +104,7 @@ class RoundRunner {
     return sum;
   }
 
-  TimeJob job_for(const MeasureRound& round, const std::string& name) const {
+  TimeJob job_for(const MeasureRound& round, const std::string& name, bool in_turns) const {
     TimeJob job;
     job.problem = problem_;
     std::set<std::string> named;
@@ -107,6 +114,7 @@ class RoundRunner {
     job.baseline = round.baseline;
     if (round.baseline) job.baseline_check = baseline_check;
     job.screen = round.screen;
+    job.screen_in_turns = in_turns;
     job.time = round.time;
     job.interleave = round.interleave;
     job.interleave_baseline = round.interleave_baseline;

@@ -112,6 +112,28 @@ void TimeBench::screen(const GemmRunner& runner, int64_t repeats, TimedEntry& en
   if (guarded(entry, [&] { time_into(runner, 1, repeats, entry); })) entry.status = "screened";
 }
 
+bool TimeBench::warm_up(const GemmRunner& runner, TimedEntry& entry) {
+  return guarded(entry, [&] {
+    reserve_workspace(runner);
+    const GpuTurn turn;
+    runner.run(gemm_, workspace_.get(), stream_);
+    check(cuStreamSynchronize(stream_), "cuStreamSynchronize (warm-up)");
+  });
+}
+
+void TimeBench::screen_in_turns(const std::vector<const GemmRunner*>& runners, int64_t repeats,
+                                const std::vector<TimedEntry*>& entries) {
+  const std::vector<TimingStats> stats = interleave(runners, repeats, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    TimedEntry& entry = *entries[i];
+    entry.status = "screened";
+    entry.median_ms = stats[i].median_ms;
+    entry.min_ms = stats[i].min_ms;
+    entry.max_ms = stats[i].max_ms;
+    entry.tflops = flops_ / (stats[i].median_ms * 1e-3) / 1e12;
+  }
+}
+
 bool TimeBench::run_once(const GemmRunner& runner, const DeviceGemm& gemm, TimedEntry& entry) {
   const GpuTurn turn;  // the run and its download: the check that follows is host work
   const bool ran = guarded(entry, [&] {
@@ -205,14 +227,15 @@ void TimeBench::time(const GemmRunner& runner, TimedEntry& entry) {
   if (guarded(entry, [&] { time_into(runner, job_.warmup, job_.repeats, entry); })) entry.status = "timed";
 }
 
-std::vector<TimingStats> TimeBench::interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats) {
+std::vector<TimingStats> TimeBench::interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats,
+                                               int warmup) {
   std::vector<std::function<void(CUstream)>> launches;
   for (const GemmRunner* runner : runners) {
     reserve_workspace(*runner);
     launches.push_back([this, runner](CUstream s) { runner->run(gemm_, workspace_.get(), s); });
   }
   const GpuTurn turn;
-  return timer_.interleave(launches, static_cast<int>(repeats));
+  return timer_.interleave(launches, static_cast<int>(repeats), warmup);
 }
 
 MemoryTraffic TimeBench::copy_floor(int64_t warmup, int64_t repeats) {

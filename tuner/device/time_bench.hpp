@@ -26,6 +26,13 @@ class TimeBench {
 
   /// A few timed launches (one warm-up): entry status `screened`, or `failed` with the launch error.
   void screen(const GemmRunner& runner, int64_t repeats, TimedEntry& entry);
+  /// One launch, waited for: whether it ran (else `entry` is `failed` with the launch error). A screen taken
+  /// in turns warms each candidate so, so that a launch that fails or kills the context names its candidate.
+  bool warm_up(const GemmRunner& runner, TimedEntry& entry);
+  /// Screens taken in turns: `repeats` rounds in which every runner, warmed up already, launches once; each
+  /// entry `screened` with its statistics.
+  void screen_in_turns(const std::vector<const GemmRunner*>& runners, int64_t repeats,
+                       const std::vector<TimedEntry*>& entries);
   /// What a run outside the bound means: a candidate is out (`incorrect`, not timed); the baseline sets the
   /// pace without competing (cuBLAS rounding alpha·AB before adding beta·C can land a few ulps outside an
   /// fp32-accumulation bound), so it is timed anyway and its entry keeps the check's summary.
@@ -46,7 +53,8 @@ class TimeBench {
   /// `warmup` and `repeats` timed launches: status `timed`, or `failed` with the launch error.
   void time(const GemmRunner& runner, TimedEntry& entry);
   /// `repeats` rounds in which every runner launches once in turn; the statistics per runner.
-  std::vector<TimingStats> interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats);
+  std::vector<TimingStats> interleave(const std::vector<const GemmRunner*>& runners, int64_t repeats,
+                                      int warmup = 1);
   /// A device-to-device copy of the problem's least traffic (A and B read, C written and read when beta != 0).
   MemoryTraffic copy_floor(int64_t warmup, int64_t repeats);
 

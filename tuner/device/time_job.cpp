@@ -154,6 +154,48 @@ struct Round {
     report("time");
   }
 
+  // The round's screens in turns (TimeJob::screen_in_turns): each candidate that accepts the problem is
+  // warmed up by one launch, waited for, one after another (a launch that fails is that candidate's entry;
+  // one that kills the worker is blamed on it by the progress line), then all of them take screen_repeats
+  // turns, launch by launch. The card's drift under its power cap, seconds at a time, then hits every
+  // candidate of the round alike, where screens one after another each met it at a different moment.
+  void screens_in_turns() {
+    std::vector<std::string> ids;
+    std::vector<const GemmRunner*> runners;
+    for (const std::string& id : job.screen) {
+      clock.to("screen");
+      const Loaded& l = named(loaded, id);
+      // Only an entry with a status goes into the partial result: a candidate warmed up but not yet screened
+      // has none, so a worker that dies in the turns leaves it to be screened again.
+      TimedEntry entry;
+      entry.id = id;
+      bool warm = false;
+      if (!refuses(l, entry)) {
+        progress.write("screen " + id);
+        warm = bench.warm_up(*l.runner, entry);
+      }
+      if (warm) {
+        ids.push_back(id);
+        runners.push_back(l.runner.get());
+      } else {
+        entry_of(result, index, id) = entry;
+      }
+      report("screen");
+    }
+    if (runners.empty()) return;
+    clock.to("screen");
+    progress.write("screens in turns");
+    std::vector<TimedEntry> screened(ids.size());
+    std::vector<TimedEntry*> entries;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      screened[i].id = ids[i];
+      entries.push_back(&screened[i]);
+    }
+    bench.screen_in_turns(runners, job.screen_repeats, entries);
+    for (TimedEntry& e : screened) entry_of(result, index, e.id) = e;
+    report("screen");
+  }
+
   // The candidates (and cuBLAS) take turns, launch by launch, so the card's drift hits them alike.
   void interleave(const CublasRunner& cublas) {
     std::vector<const GemmRunner*> runners;
@@ -250,7 +292,10 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   std::map<std::string, Loaded> loaded = load_named(job);
   Round round{job, bench, progress, loaded, result, clock, {}, write_partial};
   if (job.baseline) round.baseline(cublas);
-  for (const std::string& id : job.screen) round.screen(id);
+  if (job.screen_in_turns)
+    round.screens_in_turns();
+  else
+    for (const std::string& id : job.screen) round.screen(id);
   for (const std::string& id : job.time) round.time(id);
   if (!job.interleave.empty()) round.interleave(cublas);
   clock.to("load");

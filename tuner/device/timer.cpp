@@ -70,8 +70,9 @@ TimingStats Timer::time(const std::function<void(CUstream)>& launch, int warmup,
 }
 
 std::vector<TimingStats> Timer::interleave(const std::vector<std::function<void(CUstream)>>& launches,
-                                           int rounds) {
-  for (const auto& launch : launches) launch(stream_);  // one warm-up each
+                                           int rounds, int warmup) {
+  for (int i = 0; i < warmup; ++i)
+    for (const auto& launch : launches) launch(stream_);
   std::vector<std::vector<Event>> starts(launches.size()), ends(launches.size());
   for (size_t i = 0; i < launches.size(); ++i) {
     starts[i].resize(rounds);

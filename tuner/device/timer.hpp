@@ -26,7 +26,9 @@ class Timer {
   TimingStats time(const std::function<void(CUstream)>& launch, int warmup, int repeats);
   /// Each round times one launch of every implementation in turn (A B C A B C ...), L2 flushed before each;
   /// the statistics are per implementation. Drift of the card over the rounds hits all of them alike.
-  std::vector<TimingStats> interleave(const std::vector<std::function<void(CUstream)>>& launches, int rounds);
+  /// `warmup` untimed rounds first (0 when the caller warmed every implementation up already).
+  std::vector<TimingStats> interleave(const std::vector<std::function<void(CUstream)>>& launches, int rounds,
+                                      int warmup = 1);
 
  private:
   /// Leaves L2 without the timed launch's data and without dirty lines: the memset, then the read.
