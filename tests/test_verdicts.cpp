@@ -185,10 +185,9 @@ TEST_F(VerdictKeys, ScreensAndTimingsAreKeyedByTheOperandValuesAndTheWayLaunches
     EXPECT_EQ(field(timing_key(problem_, {&fuzzed_}, time_), name), std::to_string(version)) << name;
     EXPECT_EQ(field(screen_key(problem_, fuzzed_, 3, time_), name), std::to_string(version)) << name;
   }
-  // Launches taken in turns read otherwise than launches one candidate after another under the card's power
-  // cap.
-  EXPECT_EQ(field(screen_key(problem_, fuzzed_, 3, time_), "turns_version"), std::to_string(kTurnsVersion));
-  EXPECT_EQ(field(timing_key(problem_, {&fuzzed_}, time_), "turns_version"), std::to_string(kTurnsVersion));
+  // Screens taken in turns read otherwise than screens one after another under the card's power cap.
+  EXPECT_EQ(field(screen_key(problem_, fuzzed_, 3, time_), "screen_version"), std::to_string(kScreenVersion));
+  EXPECT_EQ(field(timing_key(problem_, {&fuzzed_}, time_), "screen_version"), "absent");
   EXPECT_EQ(field(baseline_key(problem_, time_), "inputs_version"),
             std::to_string(fuzz::kUniformFillVersion));
   EXPECT_EQ(field(baseline_key(problem_, time_), "case_generator_version"),
@@ -537,12 +536,12 @@ TEST(TimeJobYaml, TheGpusTurnFileSurvivesTheRoundTripAndIsAbsentForAWorkerAlone)
   EXPECT_EQ(time_job_from_yaml(to_yaml(job)).gpu_turns, "/work/gpu-turns-0-1");
 }
 
-TEST(TimeJobYaml, WhetherLaunchesTakeTurnsSurvivesTheRoundTrip) {
+TEST(TimeJobYaml, HowTheScreensAreTakenSurvivesTheRoundTrip) {
   TimeJob job;
   job.problem.name = "square";
   job.problem.m = job.problem.n = job.problem.k = 64;
   job.progress = "p";
-  EXPECT_TRUE(time_job_from_yaml(to_yaml(job)).in_turns);  // in turns unless a round is redone
-  job.in_turns = false;
-  EXPECT_FALSE(time_job_from_yaml(to_yaml(job)).in_turns);
+  EXPECT_TRUE(time_job_from_yaml(to_yaml(job)).screen_in_turns);  // in turns unless a round is redone
+  job.screen_in_turns = false;
+  EXPECT_FALSE(time_job_from_yaml(to_yaml(job)).screen_in_turns);
 }

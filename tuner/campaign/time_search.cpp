@@ -52,7 +52,7 @@ class RoundRunner {
 
   RoundOutcome run(MeasureRound left) {
     RoundOutcome out;
-    bool in_turns = true;  // launches in turns (TimeJob::in_turns) until a worker dies in them
+    bool in_turns = true;  // the screens in turns (TimeJob::screen_in_turns) until a worker dies in them
     while (!empty(left)) {
       const std::string name = "time-" + std::to_string(index_) + "-" + std::to_string(workers_++);
       // The thread's serving worker: its context (and the host's wait to create one) serves every round.
@@ -67,15 +67,15 @@ class RoundRunner {
       out.result.phase_seconds["dispatch"] += std::max(0.0, wall - (phase_total(out.result) - before));
       if (worker.end == WorkerOutcome::End::finished) break;
       // Blame what the last progress line names ("screen ID", "verify ID", "interleave", "verify cublas"),
-      // or measure one by one what was taking turns ("screens in turns", "times in turns").
+      // or take the screens again one by one ("screens in turns").
       const std::string& last = worker.last_progress;
       const std::string blamed = last.substr(std::min(last.size(), last.find(' ') + 1));
       if (last == "interleave") {
         left.interleave.clear();  // the turns are dropped: the full timings stand
         left.interleave_baseline = false;
-      } else if ((last == "screens in turns" || last == "times in turns") && in_turns) {
-        // Every candidate of the turns was running: the rest of the round takes them one after another,
-        // which names the candidate if it dies again.
+      } else if (last == "screens in turns" && in_turns) {
+        // Every screen of the round was running: the rest of the round takes them one after another, which
+        // names the candidate if it dies again.
         in_turns = false;
       } else if (named_in(left.screen, blamed) || named_in(left.time, blamed)) {
         TimedEntry crashed;
@@ -114,7 +114,7 @@ class RoundRunner {
     job.baseline = round.baseline;
     if (round.baseline) job.baseline_check = baseline_check;
     job.screen = round.screen;
-    job.in_turns = in_turns;
+    job.screen_in_turns = in_turns;
     job.time = round.time;
     job.interleave = round.interleave;
     job.interleave_baseline = round.interleave_baseline;

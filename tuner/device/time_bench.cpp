@@ -100,12 +100,8 @@ bool TimeBench::guarded(TimedEntry& entry, const std::function<void()>& step) {
 void TimeBench::time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry) {
   reserve_workspace(runner);
   const GpuTurn turn;
-  record(timer_.time([&](CUstream s) { runner.run(gemm_, workspace_.get(), s); }, static_cast<int>(warmup),
-                     static_cast<int>(repeats)),
-         entry);
-}
-
-void TimeBench::record(const TimingStats& stats, TimedEntry& entry) const {
+  const TimingStats stats = timer_.time([&](CUstream s) { runner.run(gemm_, workspace_.get(), s); },
+                                        static_cast<int>(warmup), static_cast<int>(repeats));
   entry.median_ms = stats.median_ms;
   entry.min_ms = stats.min_ms;
   entry.max_ms = stats.max_ms;
@@ -125,23 +121,16 @@ bool TimeBench::warm_up(const GemmRunner& runner, TimedEntry& entry) {
   });
 }
 
-void TimeBench::measure_in_turns(const std::vector<const GemmRunner*>& runners, int64_t warmup,
-                                 int64_t repeats, const std::vector<TimedEntry*>& entries,
-                                 const char* status) {
-  std::vector<TimingStats> stats;
-  try {
-    stats = interleave(runners, repeats, static_cast<int>(warmup));
-  } catch (const CudaError& e) {
-    if (e.poisons_context()) throw;
-    for (size_t i = 0; i < runners.size(); ++i)
-      if (guarded(*entries[i],
-                  [&] { time_into(*runners[i], std::max<int64_t>(warmup, 1), repeats, *entries[i]); }))
-        entries[i]->status = status;
-    return;
-  }
+void TimeBench::screen_in_turns(const std::vector<const GemmRunner*>& runners, int64_t repeats,
+                                const std::vector<TimedEntry*>& entries) {
+  const std::vector<TimingStats> stats = interleave(runners, repeats, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
-    record(stats[i], *entries[i]);
-    entries[i]->status = status;
+    TimedEntry& entry = *entries[i];
+    entry.status = "screened";
+    entry.median_ms = stats[i].median_ms;
+    entry.min_ms = stats[i].min_ms;
+    entry.max_ms = stats[i].max_ms;
+    entry.tflops = flops_ / (stats[i].median_ms * 1e-3) / 1e12;
   }
 }
 

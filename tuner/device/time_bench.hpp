@@ -29,12 +29,10 @@ class TimeBench {
   /// One launch, waited for: whether it ran (else `entry` is `failed` with the launch error). A screen taken
   /// in turns warms each candidate so, so that a launch that fails or kills the context names its candidate.
   bool warm_up(const GemmRunner& runner, TimedEntry& entry);
-  /// Turns of every runner, warmed up by `warmup` turns: `repeats` rounds in which each launches once, so
-  /// that the card's drift hits them alike; each entry gets its statistics and `status`. A launch error that
-  /// leaves the context usable sends the runners back to launches of their own, so that it is the failing
-  /// one's entry (`failed`).
-  void measure_in_turns(const std::vector<const GemmRunner*>& runners, int64_t warmup, int64_t repeats,
-                        const std::vector<TimedEntry*>& entries, const char* status);
+  /// Screens taken in turns: `repeats` rounds in which every runner, warmed up already, launches once; each
+  /// entry `screened` with its statistics.
+  void screen_in_turns(const std::vector<const GemmRunner*>& runners, int64_t repeats,
+                       const std::vector<TimedEntry*>& entries);
   /// What a run outside the bound means: a candidate is out (`incorrect`, not timed); the baseline sets the
   /// pace without competing (cuBLAS rounding alpha·AB before adding beta·C can land a few ulps outside an
   /// fp32-accumulation bound), so it is timed anyway and its entry keeps the check's summary.
@@ -69,8 +67,6 @@ class TimeBench {
   /// A failure the context survives marks the entry `failed`; a poisoning fault propagates.
   bool guarded(TimedEntry& entry, const std::function<void()>& step);
   void time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry);
-  /// The statistics of a timing in `entry` (median, minimum, maximum, TFLOP/s).
-  void record(const TimingStats& stats, TimedEntry& entry) const;
   /// Runs `runner` once on `gemm` (C as reset_c leaves it) and downloads C into out_; false when it failed.
   bool run_once(const GemmRunner& runner, const DeviceGemm& gemm, TimedEntry& entry);
   /// A failed check: `incorrect` (false) under reject, else the summary kept and true.

@@ -154,28 +154,19 @@ struct Round {
     report("time");
   }
 
-  // Candidates ready to take turns, with their entries so far. Only an entry with a status goes into the
-  // partial result: one waiting for its turns has none, so a worker that dies in them leaves it to be
-  // measured again.
-  struct Turns {
-    std::vector<const GemmRunner*> runners;
-    std::vector<TimedEntry> entries;
-    void add(const Loaded& l, TimedEntry entry) {
-      runners.push_back(l.runner.get());
-      entries.push_back(std::move(entry));
-    }
-  };
-
-  // The round's screens in turns (TimeJob::in_turns): each candidate that accepts the problem is warmed up
-  // by one launch, waited for, one after another (a launch that fails is that candidate's entry; one that
-  // kills the worker is blamed on it by the progress line), then all of them take screen_repeats turns,
-  // launch by launch. The card's drift under its power cap, seconds at a time, then hits every candidate of
-  // the round alike, where screens one after another each met it at a different moment.
+  // The round's screens in turns (TimeJob::screen_in_turns): each candidate that accepts the problem is
+  // warmed up by one launch, waited for, one after another (a launch that fails is that candidate's entry;
+  // one that kills the worker is blamed on it by the progress line), then all of them take screen_repeats
+  // turns, launch by launch. The card's drift under its power cap, seconds at a time, then hits every
+  // candidate of the round alike, where screens one after another each met it at a different moment.
   void screens_in_turns() {
-    Turns turns;
+    std::vector<std::string> ids;
+    std::vector<const GemmRunner*> runners;
     for (const std::string& id : job.screen) {
       clock.to("screen");
       const Loaded& l = named(loaded, id);
+      // Only an entry with a status goes into the partial result: a candidate warmed up but not yet screened
+      // has none, so a worker that dies in the turns leaves it to be screened again.
       TimedEntry entry;
       entry.id = id;
       bool warm = false;
@@ -183,53 +174,26 @@ struct Round {
         progress.write("screen " + id);
         warm = bench.warm_up(*l.runner, entry);
       }
-      if (warm)
-        turns.add(l, std::move(entry));
-      else
-        keep(std::move(entry));
+      if (warm) {
+        ids.push_back(id);
+        runners.push_back(l.runner.get());
+      } else {
+        entry_of(result, index, id) = entry;
+      }
       report("screen");
     }
-    take_turns(turns, "screens in turns", 0, job.screen_repeats, "screened", "screen");
-  }
-
-  // The round's full timings in turns: each candidate verified against the inputs one after another (a
-  // candidate whose run is wrong is `incorrect` and never timed), then the verified ones timed together,
-  // `warmup` and `repeats` turns.
-  void times_in_turns() {
-    Turns turns;
-    for (const std::string& id : job.time) {
-      clock.to("verify");
-      const Loaded& l = named(loaded, id);
-      TimedEntry entry;
-      entry.id = id;
-      bool verified = false;
-      if (!refuses(l, entry)) {
-        progress.write("verify " + id);
-        const OutputTile tile = stated_tile(*l.candidate.kernel_template, l.candidate.point);
-        verified = bench.verify(*l.runner, arithmetic_model(l.candidate, job.problem.output, bench.shape().k),
-                                tile.rows, tile.cols, entry);
-      }
-      if (verified)
-        turns.add(l, std::move(entry));
-      else
-        keep(std::move(entry));
-      report("time");
-    }
-    take_turns(turns, "times in turns", job.warmup, job.repeats, "timed", "time");
-  }
-
-  void keep(TimedEntry entry) { entry_of(result, index, entry.id) = std::move(entry); }
-
-  void take_turns(Turns& turns, const char* line, int64_t warmup, int64_t repeats, const char* status,
-                  const char* phase) {
-    if (turns.runners.empty()) return;
-    clock.to(phase);
-    progress.write(line);
+    if (runners.empty()) return;
+    clock.to("screen");
+    progress.write("screens in turns");
+    std::vector<TimedEntry> screened(ids.size());
     std::vector<TimedEntry*> entries;
-    for (TimedEntry& e : turns.entries) entries.push_back(&e);
-    bench.measure_in_turns(turns.runners, warmup, repeats, entries, status);
-    for (TimedEntry& e : turns.entries) keep(std::move(e));
-    report(phase);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      screened[i].id = ids[i];
+      entries.push_back(&screened[i]);
+    }
+    bench.screen_in_turns(runners, job.screen_repeats, entries);
+    for (TimedEntry& e : screened) entry_of(result, index, e.id) = e;
+    report("screen");
   }
 
   // The candidates (and cuBLAS) take turns, launch by launch, so the card's drift hits them alike.
@@ -328,13 +292,11 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
   std::map<std::string, Loaded> loaded = load_named(job);
   Round round{job, bench, progress, loaded, result, clock, {}, write_partial};
   if (job.baseline) round.baseline(cublas);
-  if (job.in_turns) {
+  if (job.screen_in_turns)
     round.screens_in_turns();
-    round.times_in_turns();
-  } else {
+  else
     for (const std::string& id : job.screen) round.screen(id);
-    for (const std::string& id : job.time) round.time(id);
-  }
+  for (const std::string& id : job.time) round.time(id);
   if (!job.interleave.empty()) round.interleave(cublas);
   clock.to("load");
   {

@@ -324,7 +324,7 @@ YAML::Node to_yaml(const TimeJob& j) {
   n["baseline"] = j.baseline;
   if (j.baseline_check) n["baseline_check"] = to_yaml(*j.baseline_check);
   n["screen"] = id_list(j.screen);
-  n["in_turns"] = j.in_turns;
+  n["screen_in_turns"] = j.screen_in_turns;
   n["time"] = id_list(j.time);
   n["interleave"] = id_list(j.interleave);
   n["interleave_baseline"] = j.interleave_baseline;
@@ -346,7 +346,7 @@ TimeJob time_job_from_yaml(const YAML::Node& n) {
   j.baseline = get<bool>(n, "baseline");
   if (n["baseline_check"]) j.baseline_check = baseline_check_from_yaml(n["baseline_check"]);
   j.screen = id_list_from_yaml(n, "screen");
-  j.in_turns = get<bool>(n, "in_turns");
+  j.screen_in_turns = get<bool>(n, "screen_in_turns");
   j.time = id_list_from_yaml(n, "time");
   j.interleave = id_list_from_yaml(n, "interleave");
   j.interleave_baseline = get<bool>(n, "interleave_baseline");

@@ -67,12 +67,11 @@ struct FuzzResult {
 /// (results/flush-probe-h200/).
 inline constexpr int kTimerVersion = 2;
 
-/// How a round orders its launches, part of every screen's and timing's store key: 1, one candidate after
-/// another; 2, its screens and its full timings each in turns, launch by launch across the round's candidates
-/// (TimeJob::in_turns), so that the card's drift under its power cap hits them alike
-/// (results/campaign-h200-ad3b621/: screens and full timings one after another drifted apart by up to 19%
-/// with three time workers on the GPU).
-inline constexpr int kTurnsVersion = 2;
+/// How a round's screens are taken, part of every screen's store key: 1, one candidate after another; 2, in
+/// turns, launch by launch across the round's candidates (TimeJob::screen_in_turns), so that the card's
+/// drift under its power cap hits them alike (results/campaign-h200-ad3b621/: screens one after another
+/// drifted by up to 19% with three time workers on the GPU).
+inline constexpr int kScreenVersion = 2;
 
 /// One round of measurements of one problem (a strategy's MeasureRound, tuner/strategy/search.hpp): the
 /// worker measures what the lists name, in this order (baseline, screens, full timings, turns), and decides
@@ -100,11 +99,10 @@ struct TimeJob {
   /// and not checked again).
   std::optional<BaselineCheck> baseline_check;
   std::vector<std::string> screen;      ///< a few timed launches each (screen_repeats)
-  /// Screens and full timings taken in turns: the screens' candidates warmed up by one launch each, one after
-  /// another, then screen_repeats turns of A B C ...; the full timings' verified one after another, then
-  /// `warmup` and `repeats` turns. False: each candidate's launches one after another, as a round redone
-  /// after a worker died during its turns is, so that a death is blamed on the one candidate running.
-  bool in_turns = true;
+  /// The screens taken in turns (one warm-up launch each, one after another, then screen_repeats turns of
+  /// A B C ...); false: each candidate's launches one after another, as a round redone after a worker died
+  /// during its turns is, so that the death is blamed on the one candidate running.
+  bool screen_in_turns = true;
   std::vector<std::string> time;        ///< verified against the inputs, then timed with `repeats` launches
   std::vector<std::string> interleave;  ///< re-timed taking turns (A B ... A B ...), `repeats` turns each
   bool interleave_baseline = false;     ///< cuBLAS takes its turn among them
