@@ -325,10 +325,12 @@ TEST(TileMap, TheKernelReadsBackTheHostsGroupSizeOnEverySmallOutput) {
   int64_t differ = 0, widened = 0;
   for (int64_t quads = 1; quads <= 32768; ++quads)
     for (int64_t splits = 1; splits <= 256; ++splits) {
+      tunefuzz::GemmShape row;  // one row of 4·quads columns: `quads` quads
+      row.m = 1;
+      row.n = 4 * quads;
       const int host = tf_reduce_lanes(splits, quads, TF_REDUCE_BUSY_THREADS);
-      const int64_t ctas =
-          std::clamp<int64_t>((quads * host + TF_REDUCE_THREADS - 1) / TF_REDUCE_THREADS, 1, 65535);
-      differ += tf_reduce_lanes(splits, quads, ctas * TF_REDUCE_THREADS) != host;
+      const tunefuzz::LaunchGeometry g = tunefuzz::split_k_reduce_geometry(row, splits);
+      differ += tf_reduce_lanes(splits, quads, g.grid_x * g.block_x) != host;
       widened += host > 1;
     }
   EXPECT_EQ(differ, 0);

@@ -100,8 +100,12 @@ bool TimeBench::guarded(TimedEntry& entry, const std::function<void()>& step) {
 void TimeBench::time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry) {
   reserve_workspace(runner);
   const GpuTurn turn;
-  const TimingStats stats = timer_.time([&](CUstream s) { runner.run(gemm_, workspace_.get(), s); },
-                                        static_cast<int>(warmup), static_cast<int>(repeats));
+  record(timer_.time([&](CUstream s) { runner.run(gemm_, workspace_.get(), s); }, static_cast<int>(warmup),
+                     static_cast<int>(repeats)),
+         entry);
+}
+
+void TimeBench::record(const TimingStats& stats, TimedEntry& entry) const {
   entry.median_ms = stats.median_ms;
   entry.min_ms = stats.min_ms;
   entry.max_ms = stats.max_ms;
@@ -125,12 +129,8 @@ void TimeBench::screen_in_turns(const std::vector<const GemmRunner*>& runners, i
                                 const std::vector<TimedEntry*>& entries) {
   const std::vector<TimingStats> stats = interleave(runners, repeats, 0);
   for (size_t i = 0; i < entries.size(); ++i) {
-    TimedEntry& entry = *entries[i];
-    entry.status = "screened";
-    entry.median_ms = stats[i].median_ms;
-    entry.min_ms = stats[i].min_ms;
-    entry.max_ms = stats[i].max_ms;
-    entry.tflops = flops_ / (stats[i].median_ms * 1e-3) / 1e12;
+    record(stats[i], *entries[i]);
+    entries[i]->status = "screened";
   }
 }
 

@@ -67,6 +67,8 @@ class TimeBench {
   /// A failure the context survives marks the entry `failed`; a poisoning fault propagates.
   bool guarded(TimedEntry& entry, const std::function<void()>& step);
   void time_into(const GemmRunner& runner, int64_t warmup, int64_t repeats, TimedEntry& entry);
+  /// A timing's statistics in `entry` (median, minimum, maximum, TFLOP/s).
+  void record(const TimingStats& stats, TimedEntry& entry) const;
   /// Runs `runner` once on `gemm` (C as reset_c leaves it) and downloads C into out_; false when it failed.
   bool run_once(const GemmRunner& runner, const DeviceGemm& gemm, TimedEntry& entry);
   /// A failed check: `incorrect` (false) under reject, else the summary kept and true.

@@ -160,8 +160,8 @@ struct Round {
   // turns, launch by launch. The card's drift under its power cap, seconds at a time, then hits every
   // candidate of the round alike, where screens one after another each met it at a different moment.
   void screens_in_turns() {
-    std::vector<std::string> ids;
     std::vector<const GemmRunner*> runners;
+    std::vector<TimedEntry> warmed;  // the entries of `runners`, without a status until screened
     for (const std::string& id : job.screen) {
       clock.to("screen");
       const Loaded& l = named(loaded, id);
@@ -175,8 +175,8 @@ struct Round {
         warm = bench.warm_up(*l.runner, entry);
       }
       if (warm) {
-        ids.push_back(id);
         runners.push_back(l.runner.get());
+        warmed.push_back(entry);
       } else {
         entry_of(result, index, id) = entry;
       }
@@ -185,14 +185,10 @@ struct Round {
     if (runners.empty()) return;
     clock.to("screen");
     progress.write("screens in turns");
-    std::vector<TimedEntry> screened(ids.size());
     std::vector<TimedEntry*> entries;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      screened[i].id = ids[i];
-      entries.push_back(&screened[i]);
-    }
+    for (TimedEntry& e : warmed) entries.push_back(&e);
     bench.screen_in_turns(runners, job.screen_repeats, entries);
-    for (TimedEntry& e : screened) entry_of(result, index, e.id) = e;
+    for (const TimedEntry& e : warmed) entry_of(result, index, e.id) = e;
     report("screen");
   }
 
