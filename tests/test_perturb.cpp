@@ -8,15 +8,12 @@
 //    there fails the candidate, marked with the twin's seed (through the fake GPU worker).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -457,45 +454,6 @@ TEST_F(FuzzStageWithTwins, FuzzesEachCandidateAsItComesAndReturnsThemInTheirOrde
     EXPECT_TRUE(f.passed);
     EXPECT_EQ(f.cases_run, 9);
   }
-}
-
-// The cores the compile and the fuzz stage share: never more held at once than the budget has, however many
-// threads ask, and every asker served.
-TEST(CoreBudget, NeverGrantsMoreCoresThanItHas) {
-  CoreBudget cores(3);
-  std::mutex mutex;
-  int held = 0, most = 0, served = 0;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 12; ++t)
-    threads.emplace_back([&] {
-      for (int i = 0; i < 20; ++i) {
-        const CoreBudget::Hold core(&cores);
-        {
-          std::lock_guard lock(mutex);
-          most = std::max(most, ++held);
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-        std::lock_guard lock(mutex);
-        --held;
-        ++served;
-      }
-    });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(served, 12 * 20);
-  EXPECT_LE(most, 3);
-  // With all three held, a fourth asker waits until one is given back, then gets it.
-  std::vector<std::unique_ptr<CoreBudget::Hold>> three;
-  for (int i = 0; i < 3; ++i) three.push_back(std::make_unique<CoreBudget::Hold>(&cores));
-  std::atomic<bool> fourth{false};
-  std::thread waiter([&] {
-    const CoreBudget::Hold core(&cores);
-    fourth = true;
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_FALSE(fourth) << "a fourth core granted while three were held";
-  three.pop_back();
-  waiter.join();
-  EXPECT_TRUE(fourth);
 }
 
 // `fuzz run --sanitize`: a tenth more cases under the tool, on the image that ships, after the others passed.

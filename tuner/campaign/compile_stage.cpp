@@ -122,20 +122,6 @@ void attach_perturbed_twins(std::vector<CompiledCandidate>& out, const Config& c
 
 }  // namespace
 
-void CoreBudget::acquire() {
-  std::unique_lock lock(mutex_);
-  const uint64_t ticket = next_ticket_++;
-  changed_.wait(lock, [&] { return ticket < limit_; });
-}
-
-void CoreBudget::release() {
-  {
-    std::lock_guard lock(mutex_);
-    ++limit_;
-  }
-  changed_.notify_all();
-}
-
 void CompiledFeed::push(size_t index, CompiledCandidate compiled) {
   {
     std::lock_guard lock(mutex_);
@@ -231,7 +217,6 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
           const KernelCache::KeyLock key_lock(cache, key);
           kernel = cache.load(key, report_damage);
           if (!kernel) {
-            const CoreBudget::Hold core(options.cores);
             kernel = compiler.compile(request);
             cache.store(*kernel);
             cache.record_compile_seconds(shapes[g], kernel->compile_seconds);

@@ -319,7 +319,6 @@ std::vector<FuzzedCandidate> fuzz_stage(CompiledFeed& feed, const FuzzOptions& o
       progress.advance(c.candidate.id() + ": not started (out of time)");
     } else {
       if (journal) journal->record(id_event("fuzz_started", c.candidate.id()));
-      const CoreBudget::Hold core(feed.cores());
       verdict = fuzz_through_store(c, options, index, gpu);
       if (journal) journal->record(journalled(*verdict, key, options));
       progress.advance(c.candidate.id() +

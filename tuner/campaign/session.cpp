@@ -1,8 +1,6 @@
 #include "tuner/campaign/session.hpp"
 
-#include <algorithm>
 #include <cstdio>
-#include <thread>
 
 #include "runtime/backend/compiler_for.hpp"
 #include "tuner/campaign/confirm_stage.hpp"
@@ -15,7 +13,7 @@ namespace tunefuzz {
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
                                                   Twins twins, std::string* compiler_version, bool quiet,
-                                                  const ReadyCallback& on_ready, CoreBudget* cores) {
+                                                  const ReadyCallback& on_ready) {
   const std::unique_ptr<Compiler> compiler = compiler_for(config.gpu);
   const KernelCache cache(KernelCache::default_directory());
   if (compiler_version) *compiler_version = compiler->version();
@@ -26,7 +24,6 @@ std::vector<CompiledCandidate> compile_candidates(const Config& config,
   const uint64_t perturb = twins == Twins::perturbed ? (config.seed == 0 ? 1 : config.seed) : 0;
   CompileOptions options{template_directory(), jobs, perturb, quiet};
   options.on_ready = on_ready;
-  options.cores = cores;
   return compile_stage(candidates, config, *compiler, cache, options);
 }
 
@@ -65,8 +62,7 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
     p.compiled = compile_candidates(p.config, all, jobs, twins, &p.compiler);
     return p;
   }
-  p.cores = std::make_unique<CoreBudget>(std::max(1u, std::thread::hardware_concurrency()));
-  p.feed = std::make_unique<CompiledFeed>(all.size(), p.cores.get());
+  p.feed = std::make_unique<CompiledFeed>(all.size());
   p.compiling = std::async(std::launch::async, [config = p.config, all, jobs, twins, feed = p.feed.get()] {
     // Closed however the compile ends, so that the fuzz stage never waits for a candidate that will not come.
     struct CloseFeed {
@@ -74,9 +70,9 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
       ~CloseFeed() { feed->close(); }
     } close{feed};
     Prepared::Compiled out;
-    out.candidates = compile_candidates(
-        config, all, jobs, twins, &out.compiler, false,
-        [feed](size_t index, const CompiledCandidate& c) { feed->push(index, c); }, feed->cores());
+    out.candidates =
+        compile_candidates(config, all, jobs, twins, &out.compiler, false,
+                           [feed](size_t index, const CompiledCandidate& c) { feed->push(index, c); });
     return out;
   });
   return p;

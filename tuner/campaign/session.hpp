@@ -23,8 +23,6 @@ struct Prepared {
   /// Compiling in the background (prepare's Compile::in_background): each candidate comes through `feed` as
   /// soon as it is judged, for the fuzz stage to start on while the others compile.
   std::unique_ptr<CompiledFeed> feed;
-  /// The host's cores, shared by the compile in the background and the fuzz stage taking from `feed`.
-  std::unique_ptr<CoreBudget> cores;
   /// Waits for a compile in the background to end and fills `compiled` and `compiler` (rethrowing what the
   /// compile threw); nothing without one.
   void finish_compile();
@@ -52,12 +50,11 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
 
 /// Compiles `candidates` for `config`'s arch through the default cache (with perturbed twins seeded from the
 /// config's seed when asked); `quiet`: without a word on the console; `on_ready`: each candidate as soon as
-/// it is judged (CompileOptions::on_ready); `cores`: shared with a stage running beside it.
+/// it is judged (CompileOptions::on_ready).
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
                                                   Twins twins, std::string* compiler_version = nullptr,
-                                                  bool quiet = false, const ReadyCallback& on_ready = {},
-                                                  CoreBudget* cores = nullptr);
+                                                  bool quiet = false, const ReadyCallback& on_ready = {});
 
 /// Probes the GPU in a worker, in a scratch folder (nothing is written where the campaign's files go until
 /// there is a GPU). Throws Error{no_device} (with the reason) when there is none, Error{bad_input} when its

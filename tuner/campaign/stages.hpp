@@ -7,10 +7,8 @@
 // GPUs or machines without changing what it means.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -63,41 +61,6 @@ struct CompiledCandidate {
   int64_t perturb = 0;  ///< the twin's seed
 };
 
-/// The host's cores shared by stages that run at once (the compile and the fuzz stage of `tune run`): each
-/// compile, and each fuzz job, holds one while it runs, granted in the order they were asked for, so that
-/// neither stage waits behind the other for long and the two never ask more of the host than it has. At
-/// 4ee0d5f, the fuzz workers running beside 16 compile threads on 16 cores took the cold compile from 102 to
-/// 149 s on one kind of host (results/campaign-h200-4ee0d5f/).
-class CoreBudget {
- public:
-  explicit CoreBudget(unsigned cores) : limit_(std::max(1u, cores)) {}
-  CoreBudget(const CoreBudget&) = delete;
-  CoreBudget& operator=(const CoreBudget&) = delete;
-  /// Holds a core for its lifetime (none when `budget` is null).
-  class Hold {
-   public:
-    explicit Hold(CoreBudget* budget) : budget_(budget) {
-      if (budget_) budget_->acquire();
-    }
-    ~Hold() {
-      if (budget_) budget_->release();
-    }
-    Hold(const Hold&) = delete;
-    Hold& operator=(const Hold&) = delete;
-
-   private:
-    CoreBudget* budget_;
-  };
-
- private:
-  void acquire();
-  void release();
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  uint64_t next_ticket_ = 0;  ///< the next asker's place in line
-  uint64_t limit_;            ///< tickets below it hold (or have held) a core: the cores plus the releases
-};
-
 /// A compiled candidate's index in its stage's input, and its record (CompileOptions::on_ready).
 using ReadyCallback = std::function<void(size_t, const CompiledCandidate&)>;
 
@@ -113,8 +76,6 @@ struct CompileOptions {
   /// record is final (judged, and with its twin when twins are asked for), from the compile threads: two
   /// calls may run at once. The fuzz stage starts on the first images while the rest compile (CompiledFeed).
   ReadyCallback on_ready = {};
-  /// Cores shared with a stage running beside it: each compile holds one (none: the stage's threads alone).
-  CoreBudget* cores = nullptr;
 };
 
 /// Compiled candidates handed from the compile stage to the fuzz stage one by one, as each is judged, so that
@@ -122,13 +83,11 @@ struct CompileOptions {
 /// of a 69 s campaign before its 13 s of fuzzing, at 826b1f1). Compile threads push, fuzz threads pop.
 class CompiledFeed {
  public:
-  /// `expected`: how many candidates will come (the fuzz stage's progress counts down from it); `cores`: the
-  /// budget the compile feeding it holds a core of for each image, which each fuzz job then holds one of too.
-  explicit CompiledFeed(size_t expected, CoreBudget* cores = nullptr) : expected_(expected), cores_(cores) {}
+  /// `expected`: how many candidates will come (the fuzz stage's progress counts down from it).
+  explicit CompiledFeed(size_t expected) : expected_(expected) {}
   CompiledFeed(const CompiledFeed&) = delete;
   CompiledFeed& operator=(const CompiledFeed&) = delete;
   size_t expected() const { return expected_; }
-  CoreBudget* cores() const { return cores_; }
   /// The candidate at `index` of the compile stage's input is ready.
   void push(size_t index, CompiledCandidate compiled);
   /// No more candidates come (the compile stage ended, or failed): pop() returns what is left, then nothing.
@@ -138,7 +97,6 @@ class CompiledFeed {
 
  private:
   size_t expected_;
-  CoreBudget* cores_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::pair<size_t, CompiledCandidate>> queue_;
