@@ -8,16 +8,11 @@
 //    there fails the candidate, marked with the twin's seed (through the fake GPU worker).
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <future>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "runtime/backend/kernel_cache.hpp"
 #include "runtime/backend/nvrtc_compiler.hpp"
@@ -25,7 +20,6 @@
 #include "runtime/templates/gemm_simt.hpp"
 #include "runtime/templates/gemm_wgmma.hpp"
 #include "tuner/campaign/confirm_stage.hpp"
-#include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/common/hash.hpp"
@@ -197,42 +191,6 @@ TEST(CompileStage, ACandidateWhoseTwinDoesNotCompileIsOut) {
   }
 }
 
-// The compile stage hands every candidate on once (CompileOptions::on_ready), as the stage returns it: a kept
-// one with its twin, a pruned or failed one as it is, also when its twin is what failed.
-TEST(CompileStage, HandsEveryCandidateOnOnceWithItsFinalRecord) {
-  const Config config = smoke_config();
-  const std::vector<Candidate> candidates = two_candidates(config);
-  ASSERT_EQ(candidates.size(), 2u);
-  std::mutex mutex;
-  std::map<size_t, std::vector<CompiledCandidate>> handed;
-  CompileOptions options{TUNEFUZZ_SOURCE_DIR "/templates", 0, 99};
-  options.on_ready = [&](size_t index, const CompiledCandidate& c) {
-    std::lock_guard lock(mutex);
-    handed[index].push_back(c);
-  };
-  const auto check = [&](const std::vector<CompiledCandidate>& returned) {
-    ASSERT_EQ(handed.size(), returned.size());
-    for (size_t i = 0; i < returned.size(); ++i) {
-      SCOPED_TRACE(returned[i].candidate.id());
-      ASSERT_EQ(handed[i].size(), 1u);
-      EXPECT_EQ(handed[i][0].candidate.id(), returned[i].candidate.id());
-      EXPECT_EQ(handed[i][0].status, returned[i].status);
-      EXPECT_EQ(handed[i][0].message, returned[i].message);
-      EXPECT_EQ(handed[i][0].image, returned[i].image);
-      EXPECT_EQ(handed[i][0].perturbed_image, returned[i].perturbed_image);
-      EXPECT_EQ(handed[i][0].perturb, returned[i].perturb);
-    }
-    handed.clear();
-  };
-  const auto with_twins = compile_stage(candidates, config, compiler(), shared_cache(), options);
-  for (const CompiledCandidate& c : with_twins)
-    if (c.status == CompileStatus::compiled) EXPECT_FALSE(c.perturbed_image.empty()) << c.candidate.id();
-  check(with_twins);
-  check(compile_stage(candidates, config, PerturbBreaksCompiler(), shared_cache(), options));
-  options.perturb_seed = 0;
-  check(compile_stage(candidates, config, compiler(), shared_cache(), options));
-}
-
 // Compiles nothing: records the BM of each request in the order it came, and reports a compile time that
 // depends on BM alone (not slept); `generation` stands for the template's source, in the key alone.
 class OrderRecordingCompiler final : public Compiler {
@@ -349,12 +307,8 @@ TEST_F(FuzzStageWithTwins, AThirdOfTheCasesRunOnTheTwin) {
 TEST_F(FuzzStageWithTwins, AWinnerGetsItsTwinAtConfirmationAndOneWhoseTwinFailsIsDemoted) {
   FuzzOptions screen = options();
   screen.cases = 9;
-  // The twin compiler hands the winner on as soon as it is compiled (then it is fuzzed once, not again when
-  // the compiler returns it), or only returns it.
-  for (const auto& [twin_compiles, hands_on] :
-       {std::pair{true, false}, {true, true}, {false, false}, {false, true}}) {
-    SCOPED_TRACE(std::string(twin_compiles ? "the twin compiles" : "the twin does not compile") +
-                 (hands_on ? ", handed on" : ", returned"));
+  for (const bool twin_compiles : {true, false}) {
+    SCOPED_TRACE(twin_compiles ? "the twin compiles" : "the twin does not compile");
     std::vector<FuzzedCandidate> fuzzed = fuzz_stage(compiled(false), screen);
     ASSERT_TRUE(fuzzed[0].passed);
     EXPECT_EQ(fuzzed[0].perturbed_cases_run, 0);
@@ -367,7 +321,7 @@ TEST_F(FuzzStageWithTwins, AWinnerGetsItsTwinAtConfirmationAndOneWhoseTwinFailsI
     t.entries = {e};
     std::vector<ProblemTiming> timings = {t};
     int calls = 0;
-    const TwinCompiler twins = [&](const std::vector<Candidate>& winners, const ReadyCallback& ready) {
+    const TwinCompiler twins = [&](const std::vector<Candidate>& winners) {
       ++calls;
       EXPECT_EQ(winners.size(), 1u);
       std::vector<CompiledCandidate> out = compiled(true);
@@ -375,7 +329,6 @@ TEST_F(FuzzStageWithTwins, AWinnerGetsItsTwinAtConfirmationAndOneWhoseTwinFailsI
         out[0].status = CompileStatus::compile_failed;
         out[0].message = "injected: the perturbed source is broken";
       }
-      if (hands_on) ready(0, out[0]);
       return out;
     };
     const int64_t demoted = confirm_winners(timings, fuzzed, compiled(false), options(), twins);
@@ -408,52 +361,6 @@ TEST_F(FuzzStageWithTwins, AFailureOnTheTwinFailsTheCandidateAndNamesTheSeed) {
   EXPECT_EQ(fuzzed[0].candidate.perturb, 0);
   // Without a twin the same worker passes it: the failure came from the perturbed job alone.
   EXPECT_TRUE(fuzz_stage(compiled(false), options())[0].passed);
-}
-
-// The fuzz stage fed while the compile goes on (CompiledFeed): it fuzzes a candidate as soon as it comes,
-// skips a pruned one, and returns the verdicts in the order of the candidates' indices, not of their coming.
-TEST_F(FuzzStageWithTwins, FuzzesEachCandidateAsItComesAndReturnsThemInTheirOrder) {
-  std::vector<CompiledCandidate> three;
-  for (int64_t bm : {32, 64, 128}) {
-    CompiledCandidate c = compiled(false)[0];
-    std::vector<std::pair<std::string, int64_t>> values = c.candidate.point.values();
-    for (auto& [name, value] : values)
-      if (name == "BM") value = bm;
-    c.candidate.point = Point(values);
-    three.push_back(c);
-  }
-  three[1].status = CompileStatus::occupancy;
-  std::ofstream(three[0].image) << "an image";  // the journal's keys hash it
-  FuzzOptions o = options();
-  o.cases = 9;
-  Journal journal = Journal::create(work_.path() / "journal", "config");
-  o.journal = &journal;
-  CompiledFeed feed(three.size());
-  feed.push(2, three[2]);  // the last candidate is compiled first
-  auto stage = std::async(std::launch::async, [&] { return fuzz_stage(feed, o); });
-  // Its verdict is journalled while the feed is still open (a stage that waited for the whole compile would
-  // never get here: the loop gives up after two minutes rather than hang the suite).
-  const auto journalled = [&](const std::string& id) {
-    std::ifstream in(work_.path() / "journal");
-    for (std::string line; std::getline(in, line);)
-      if (line.find("fuzzed") != std::string::npos && line.find(id) != std::string::npos) return true;
-    return false;
-  };
-  bool seen = false;
-  for (int wait = 0; wait < 1200 && !(seen = journalled(three[2].candidate.id())); ++wait)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_TRUE(seen) << "no verdict before the feed closed";
-  feed.push(1, three[1]);
-  feed.push(0, three[0]);
-  feed.close();
-  const std::vector<FuzzedCandidate> fuzzed = stage.get();
-  ASSERT_EQ(fuzzed.size(), 2u) << "the pruned candidate is not fuzzed";
-  EXPECT_EQ(fuzzed[0].candidate.id(), three[0].candidate.id());
-  EXPECT_EQ(fuzzed[1].candidate.id(), three[2].candidate.id());
-  for (const FuzzedCandidate& f : fuzzed) {
-    EXPECT_TRUE(f.passed);
-    EXPECT_EQ(f.cases_run, 9);
-  }
 }
 
 // `fuzz run --sanitize`: a tenth more cases under the tool, on the image that ships, after the others passed.

@@ -204,7 +204,7 @@ TEST(TwinPrefetch, CompilesEachWinnersTwinOnceAndWaits) {
   std::mutex mutex;
   std::map<std::string, int> compiled;
   {
-    TwinPrefetch prefetch([&](const std::vector<Candidate>& winners, const ReadyCallback&) {
+    TwinPrefetch prefetch([&](const std::vector<Candidate>& winners) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       const std::lock_guard lock(mutex);
       for (const Candidate& w : winners) ++compiled[w.id()];
@@ -223,10 +223,9 @@ TEST(TwinPrefetch, CompilesEachWinnersTwinOnceAndWaits) {
 }
 
 TEST(TwinPrefetch, ACompileThatThrowsIsLeftToTheConfirmation) {
-  TwinPrefetch prefetch(
-      [](const std::vector<Candidate>&, const ReadyCallback&) -> std::vector<CompiledCandidate> {
-        throw Error(ErrorKind::internal, "injected: the compiler is gone");
-      });
+  TwinPrefetch prefetch([](const std::vector<Candidate>&) -> std::vector<CompiledCandidate> {
+    throw Error(ErrorKind::internal, "injected: the compiler is gone");
+  });
   prefetch.add(parse_candidate_id(kFast));
   EXPECT_NO_THROW(prefetch.wait());
 }

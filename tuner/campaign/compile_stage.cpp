@@ -105,47 +105,20 @@ void attach_perturbed_twins(std::vector<CompiledCandidate>& out, const Config& c
   if (twins.empty()) return;
   CompileOptions plain = options;
   plain.perturb_seed = 0;
-  // Each owner is final with its twin: handed on from the twin's compile thread (one twin per owner).
-  plain.on_ready = [&](size_t t, const CompiledCandidate& twin) {
+  const std::vector<CompiledCandidate> compiled = compile_stage(twins, config, compiler, cache, plain);
+  for (size_t t = 0; t < compiled.size(); ++t) {
     CompiledCandidate& owner = out[owners[t]];
-    if (twin.status == CompileStatus::compile_failed) {
+    if (compiled[t].status == CompileStatus::compile_failed) {
       owner.status = CompileStatus::compile_failed;
-      owner.message = "its schedule-perturbed twin did not compile: " + twin.message;
-    } else {
-      owner.perturbed_image = twin.image;
-      owner.perturb = twin.candidate.perturb;
+      owner.message = "its schedule-perturbed twin did not compile: " + compiled[t].message;
+      continue;
     }
-    if (options.on_ready) options.on_ready(owners[t], owner);
-  };
-  compile_stage(twins, config, compiler, cache, plain);
+    owner.perturbed_image = compiled[t].image;
+    owner.perturb = compiled[t].candidate.perturb;
+  }
 }
 
 }  // namespace
-
-void CompiledFeed::push(size_t index, CompiledCandidate compiled) {
-  {
-    std::lock_guard lock(mutex_);
-    queue_.emplace_back(index, std::move(compiled));
-  }
-  ready_.notify_one();
-}
-
-void CompiledFeed::close() {
-  {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-  }
-  ready_.notify_all();
-}
-
-std::optional<std::pair<size_t, CompiledCandidate>> CompiledFeed::pop() {
-  std::unique_lock lock(mutex_);
-  ready_.wait(lock, [&] { return closed_ || !queue_.empty(); });
-  if (queue_.empty()) return std::nullopt;
-  std::pair<size_t, CompiledCandidate> next = std::move(queue_.front());
-  queue_.pop_front();
-  return next;
-}
 
 int64_t perturb_seed(uint64_t campaign_seed, const std::string& candidate_id) {
   return 1 + static_cast<int64_t>(candidate_seed(campaign_seed, candidate_id + "/perturb") % 0xFFFFFFFEu);
@@ -238,10 +211,6 @@ std::vector<CompiledCandidate> compile_stage(const std::vector<Candidate>& candi
         record.image = cache.image_path(record.key);
         judge_resources(record, *kernel, config);
       }
-      // A kept candidate waits for its twin when it gets one (attach_perturbed_twins hands it on).
-      if (options.on_ready)
-        for (size_t i : members)
-          if (!options.perturb_seed || out[i].status != CompileStatus::compiled) options.on_ready(i, out[i]);
       progress.advance(out[members.front()].candidate.id());
     }
   };

@@ -1,8 +1,6 @@
 #include "tuner/campaign/confirm_stage.hpp"
 
-#include <future>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 
@@ -73,7 +71,7 @@ void TwinPrefetch::add(const Candidate& candidate) noexcept {
     if (!asked_.insert(candidate.id()).second) return;
     running_.push_back(std::async(std::launch::async, [this, candidate] {
       try {
-        compile_({candidate}, {});
+        compile_({candidate});
       } catch (const std::exception&) {
         // the confirmation compiles it again and says why it failed
       }
@@ -141,47 +139,20 @@ int64_t confirm_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedC
       if (twins && c.perturbed_image.empty()) twinless.push_back(c.candidate);
       else round.push_back(c);
     }
-    // The winners with twins are fuzzed at once, the others as soon as their twin is compiled (most come from
-    // the kernel cache, where TwinPrefetch put them, while the last ones still compile).
-    const auto usable = [](const CompiledCandidate& c) {
-      return c.status == CompileStatus::compiled && !c.perturbed_image.empty();
-    };
-    CompiledFeed feed(round.size() + twinless.size());
-    for (size_t i = 0; i < round.size(); ++i) feed.push(i, round[i]);
-    std::vector<CompiledCandidate> twinned;
-    std::future<void> compiling;
-    if (twinless.empty()) {
-      feed.close();
-    } else {
-      compiling = std::async(std::launch::async, [&] {
-        struct CloseFeed {
-          CompiledFeed& feed;
-          ~CloseFeed() { feed.close(); }
-        } close{feed};
-        std::mutex mutex;
-        std::set<size_t> handed;
-        twinned = twins(twinless, [&](size_t j, const CompiledCandidate& c) {
-          if (!usable(c)) return;
-          std::lock_guard lock(mutex);
-          if (handed.insert(j).second) feed.push(round.size() + j, c);
-        });
-        // What the compiler returned without handing it on goes now.
-        for (size_t j = 0; j < twinned.size(); ++j)
-          if (usable(twinned[j]) && handed.insert(j).second) feed.push(round.size() + j, twinned[j]);
-      });
-    }
-    const std::vector<FuzzedCandidate> verdicts = fuzz_stage(feed, full);
-    if (compiling.valid()) compiling.get();
-    for (const CompiledCandidate& c : twinned) {
-      if (usable(c)) continue;
-      FuzzedCandidate& f = *by_id.at(c.candidate.id());
-      f.confirmed = true;
-      f.passed = false;
-      demoted += demote(timings, c.candidate.id(),
-                        "its schedule-perturbed twin, needed for its full fuzz budget, did not compile: " +
-                            c.message.substr(0, 300));
-    }
-    for (const FuzzedCandidate& v : verdicts) {
+    if (!twinless.empty())
+      for (const CompiledCandidate& c : twins(twinless)) {
+        FuzzedCandidate& f = *by_id.at(c.candidate.id());
+        if (c.status == CompileStatus::compiled && !c.perturbed_image.empty()) {
+          round.push_back(c);
+          continue;
+        }
+        f.confirmed = true;
+        f.passed = false;
+        demoted += demote(timings, c.candidate.id(),
+                          "its schedule-perturbed twin, needed for its full fuzz budget, did not compile: " +
+                              c.message.substr(0, 300));
+      }
+    for (const FuzzedCandidate& v : fuzz_stage(round, full)) {
       FuzzedCandidate& f = *by_id.at(v.candidate.id());
       f.confirmed = true;
       f.screen_cases = f.cases_run;

@@ -20,11 +20,8 @@ namespace tunefuzz {
 /// Whether `config` screens its fuzz budget: budgets.fuzz_screen_cases set and below fuzz_cases.
 bool fuzz_is_screened(const Config& config);
 
-/// Compiles the schedule-perturbed twins of `candidates` (returning each with its image and its twin's), and
-/// may hand each on as soon as it is judged through the callback (when it is set), as compile_candidates
-/// does.
-using TwinCompiler =
-    std::function<std::vector<CompiledCandidate>(const std::vector<Candidate>&, const ReadyCallback&)>;
+/// Compiles the schedule-perturbed twins of `candidates` (returning each with its image and its twin's).
+using TwinCompiler = std::function<std::vector<CompiledCandidate>(const std::vector<Candidate>&)>;
 
 /// A check of each problem's winner that demotes the winners it fails (confirm_winners, sanitize_winners).
 using WinnerCheck = std::function<void(std::vector<ProblemTiming>&, std::vector<FuzzedCandidate>&)>;
@@ -66,13 +63,12 @@ class TwinPrefetch {
 uint64_t confirmation_seed(uint64_t campaign_seed);
 
 /// Confirms each problem's winner in `timings` with `full` (its cases, seed, journal and store; a candidate
-/// that wins several problems is fuzzed once), demoting a winner that fails (status `fuzz`, its failure as
-/// the message) until every winner is confirmed or a problem has none. Each confirmation is folded into the
-/// candidate's entry of `fuzzed` (cases, perturbed cases, coverage; a failure makes the entry failed), and
-/// its `confirmed` flag set, so a later call confirms only new winners. A winner compiled without its twin
-/// gets one from `twins` first (when given; a twin that does not compile demotes the winner, as a failure
-/// would), fuzzed as soon as `twins` hands it on while the other twins compile. Returns how many winners were
-/// demoted.
+/// that wins several problems is fuzzed once), demoting a winner that fails (status `fuzz`, its failure as the
+/// message) until every winner is confirmed or a problem has none. Each confirmation is folded into the
+/// candidate's entry of `fuzzed` (cases, perturbed cases, coverage; a failure makes the entry failed), and its
+/// `confirmed` flag set, so a later call confirms only new winners. A winner compiled without its twin gets
+/// one from `twins` first (when given; a twin that does not compile demotes the winner, as a failure would).
+/// Returns how many winners were demoted.
 int64_t confirm_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedCandidate>& fuzzed,
                         const std::vector<CompiledCandidate>& compiled, const FuzzOptions& full,
                         const TwinCompiler& twins = {});

@@ -7,10 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <map>
-#include <mutex>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -245,106 +242,75 @@ YAML::Node id_event(const char* kind, const std::string& id) {
 
 std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled,
                                         const FuzzOptions& options) {
-  CompiledFeed feed(compiled.size());
-  for (size_t i = 0; i < compiled.size(); ++i) feed.push(i, compiled[i]);
-  feed.close();
-  return fuzz_stage(feed, options);
-}
-
-std::vector<FuzzedCandidate> fuzz_stage(CompiledFeed& feed, const FuzzOptions& options) {
+  std::vector<const CompiledCandidate*> todo;
+  for (const auto& c : compiled)
+    if (c.status == CompileStatus::compiled) todo.push_back(&c);
   std::filesystem::create_directories(options.work_directory);
+  std::vector<FuzzedCandidate> out(todo.size());
 
   // On resume: finished candidates come from the journal; one that was running when the campaign died runs
   // again (a kill from outside proves nothing against it), unless the campaign died while it ran twice in a
   // row (or it was quarantined before): then it is quarantined, unless asked to retry it.
   Journal* journal = options.journal;
+  std::vector<size_t> run;
   const std::map<std::string, int> interrupted =
       journal ? journal->interrupted_fuzz() : std::map<std::string, int>{};
   const std::set<std::string> quarantined = journal ? journal->quarantined() : std::set<std::string>{};
-  std::atomic<int64_t> from_the_journal{0};
-
-  // The verdict of a candidate, unless the journal or the store has it: null when it is to be fuzzed.
-  const auto known = [&](const CompiledCandidate& c,
-                         const std::string& key) -> std::optional<FuzzedCandidate> {
-    const std::string id = c.candidate.id();
+  int64_t from_the_journal = 0;
+  // A step is journalled under its verdict's key: in `fuzz run` a candidate has one verdict per round (seed).
+  std::vector<std::string> keys(todo.size());
+  if (journal)
+    for (size_t i = 0; i < todo.size(); ++i) keys[i] = fuzz_verdict_digest(*todo[i], options);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const std::string id = todo[i]->candidate.id();
     if (journal) {
-      if (const auto event = journal->fuzzed(id, key)) {
+      if (const auto event = journal->fuzzed(id, keys[i])) {
+        out[i] = from_journal(*todo[i], *event);
         ++from_the_journal;
-        return from_journal(c, *event);
+        continue;
       }
       const auto died = interrupted.find(id);
       const bool died_twice = died != interrupted.end() && died->second >= 2;
-      if (!options.retry_quarantined && (died_twice || quarantined.count(id)) && !from_store(c, options)) {
-        FuzzedCandidate out;
-        out.candidate = c.candidate;
-        out.image = c.image;
-        out.quarantined = true;
+      if (!options.retry_quarantined && (died_twice || quarantined.count(id)) && !from_store(*todo[i], options)) {
+        out[i].candidate = todo[i]->candidate;
+        out[i].image = todo[i]->image;
+        out[i].quarantined = true;
         if (!quarantined.count(id)) {
           YAML::Node event = id_event("quarantined", id);
           event["stage"] = "fuzz";
           journal->record(event);
         }
-        return out;
+        continue;
       }
     }
-    if (auto stored = from_store(c, options)) {
-      if (journal) journal->record(journalled(*stored, key, options));
-      return stored;
+    if (auto stored = from_store(*todo[i], options)) {
+      out[i] = *stored;
+      if (journal) journal->record(journalled(out[i], keys[i], options));
+      continue;
     }
-    return std::nullopt;
-  };
+    run.push_back(i);
+  }
 
-  // The progress counts the jobs to run: down from every candidate to come, less those pruned, journalled
-  // or stored as they come.
-  Progress progress("fuzz", static_cast<int64_t>(feed.expected()));
-  std::mutex done_mutex;
-  std::vector<std::pair<size_t, FuzzedCandidate>> done;
-  // A candidate's verdict: pruned ones have none, known ones are taken, the others fuzzed.
-  const auto decide = [&](const std::pair<size_t, CompiledCandidate>& next, cluster::Place gpu) {
-    const auto& [index, c] = next;
-    if (c.status != CompileStatus::compiled) {
-      progress.drop();
-      return;
-    }
-    // A step is journalled under its verdict's key: in `fuzz run` a candidate has one verdict per round.
-    const std::string key = journal ? fuzz_verdict_digest(c, options) : std::string();
-    std::optional<FuzzedCandidate> verdict = known(c, key);
-    if (verdict) {
-      progress.drop();
-    } else if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
-      verdict.emplace();
-      verdict->candidate = c.candidate;
-      verdict->image = c.image;
-      verdict->not_started = true;
-      progress.advance(c.candidate.id() + ": not started (out of time)");
-    } else {
-      if (journal) journal->record(id_event("fuzz_started", c.candidate.id()));
-      verdict = fuzz_through_store(c, options, index, gpu);
-      if (journal) journal->record(journalled(*verdict, key, options));
-      progress.advance(c.candidate.id() +
-                       (verdict->passed
-                            ? ": passed"
-                            : std::string(": ") + fuzz::to_string(verdict->failure->failure_class)));
-    }
-    std::lock_guard lock(done_mutex);
-    done.emplace_back(index, std::move(*verdict));
-  };
-  // What a thread throws (an unreadable image, a journal that cannot be written) ends the stage: the others
-  // finish their jobs and take no new ones, and it is rethrown here.
-  std::exception_ptr failure;
-  std::atomic<bool> failed{false};
+  Progress progress("fuzz", static_cast<int64_t>(run.size()));
+  std::atomic<size_t> next{0};
   // One pool of options.workers threads per GPU (threads take turns over the GPUs, so a short queue is
-  // spread over all of them), every thread taking the next candidate from the one feed.
+  // spread over all of them), every thread taking the next candidate from the one queue.
   const auto work = [&](cluster::Place gpu) {
-    while (auto next = feed.pop()) {
-      if (failed) continue;
-      try {
-        decide(*next, gpu);
-      } catch (...) {
-        std::lock_guard lock(done_mutex);
-        if (!failure) failure = std::current_exception();
-        failed = true;
+    for (size_t r = next++; r < run.size(); r = next++) {
+      const size_t i = run[r];
+      if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
+        out[i].candidate = todo[i]->candidate;
+        out[i].image = todo[i]->image;
+        out[i].not_started = true;
+        progress.advance(todo[i]->candidate.id() + ": not started (out of time)");
+        continue;
       }
+      if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
+      out[i] = fuzz_through_store(*todo[i], options, i, gpu);
+      if (journal) journal->record(journalled(out[i], keys[i], options));
+      progress.advance(
+          todo[i]->candidate.id() +
+          (out[i].passed ? ": passed" : std::string(": ") + fuzz::to_string(out[i].failure->failure_class)));
     }
   };
   std::vector<std::thread> pool;
@@ -352,11 +318,6 @@ std::vector<FuzzedCandidate> fuzz_stage(CompiledFeed& feed, const FuzzOptions& o
   for (size_t t = 0; t < static_cast<size_t>(std::max(1, options.workers)) * std::max<size_t>(1, gpus); ++t)
     pool.emplace_back(work, gpus ? place_of(options.gpus[t % gpus]) : cluster::Place{});
   for (auto& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
-  std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<FuzzedCandidate> out;
-  out.reserve(done.size());
-  for (auto& [index, verdict] : done) out.push_back(std::move(verdict));
   int64_t passed = 0, held = 0, not_started = 0, stored = 0;
   for (const auto& f : out) {
     passed += f.passed;
@@ -364,13 +325,13 @@ std::vector<FuzzedCandidate> fuzz_stage(CompiledFeed& feed, const FuzzOptions& o
     not_started += f.not_started;
     stored += f.from_store;
   }
-  progress.finish(
-      std::to_string(passed) + " passed, " + std::to_string(out.size() - passed - held - not_started) +
-      " failed" + (held ? ", " + std::to_string(held) + " quarantined" : std::string()) +
-      (not_started ? ", " + std::to_string(not_started) + " not started" : std::string()) +
-      (stored ? "; " + std::to_string(stored) + " taken from the verdict store" : std::string()) +
-      (from_the_journal ? "; " + std::to_string(from_the_journal.load()) + " taken from the journal"
-                        : std::string()));
+  progress.finish(std::to_string(passed) + " passed, " +
+                  std::to_string(out.size() - passed - held - not_started) + " failed" +
+                  (held ? ", " + std::to_string(held) + " quarantined" : std::string()) +
+                  (not_started ? ", " + std::to_string(not_started) + " not started" : std::string()) +
+                  (stored ? "; " + std::to_string(stored) + " taken from the verdict store" : std::string()) +
+                  (from_the_journal ? "; " + std::to_string(from_the_journal) + " taken from the journal"
+                                    : std::string()));
   return out;
 }
 

@@ -24,11 +24,6 @@ void Progress::advance(const std::string& note) {
   }
 }
 
-void Progress::drop() {
-  std::lock_guard lock(mutex_);
-  --total_;
-}
-
 void Progress::finish(const std::string& summary) {
   std::lock_guard lock(mutex_);
   print(true, summary);

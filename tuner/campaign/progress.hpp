@@ -16,8 +16,6 @@ class Progress {
   Progress(std::string stage, int64_t total, bool quiet = false);
   /// One more item done; `note` (optional) names it.
   void advance(const std::string& note = {});
-  /// One item fewer to do than the total said (it turned out to need no work).
-  void drop();
   /// Ends the line with a summary.
   void finish(const std::string& summary);
 

@@ -12,8 +12,7 @@ namespace tunefuzz {
 
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
-                                                  Twins twins, std::string* compiler_version, bool quiet,
-                                                  const ReadyCallback& on_ready) {
+                                                  Twins twins, std::string* compiler_version, bool quiet) {
   const std::unique_ptr<Compiler> compiler = compiler_for(config.gpu);
   const KernelCache cache(KernelCache::default_directory());
   if (compiler_version) *compiler_version = compiler->version();
@@ -22,20 +21,11 @@ std::vector<CompiledCandidate> compile_candidates(const Config& config,
                  compiler->version().c_str(), config.gpu.arch.c_str(), cache.directory().c_str());
   // The twin's seed must not be 0 (no twin) whatever the config's seed is.
   const uint64_t perturb = twins == Twins::perturbed ? (config.seed == 0 ? 1 : config.seed) : 0;
-  CompileOptions options{template_directory(), jobs, perturb, quiet};
-  options.on_ready = on_ready;
-  return compile_stage(candidates, config, *compiler, cache, options);
-}
-
-void Prepared::finish_compile() {
-  if (!compiling.valid()) return;
-  Compiled done = compiling.get();
-  compiled = std::move(done.candidates);
-  compiler = std::move(done.compiler);
+  return compile_stage(candidates, config, *compiler, cache, {template_directory(), jobs, perturb, quiet});
 }
 
 Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins,
-                 const std::vector<Candidate>& extra, Compile when) {
+                 const std::vector<Candidate>& extra) {
   Prepared p;
   p.config = load_config(config_file);
   // A target the compiler cannot build for is the config's one error (at gpu.arch), before any template's own
@@ -58,23 +48,7 @@ Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins
     compile_candidates(p.config, share, jobs, twins);
     cluster::barrier();
   }
-  if (when == Compile::now) {
-    p.compiled = compile_candidates(p.config, all, jobs, twins, &p.compiler);
-    return p;
-  }
-  p.feed = std::make_unique<CompiledFeed>(all.size());
-  p.compiling = std::async(std::launch::async, [config = p.config, all, jobs, twins, feed = p.feed.get()] {
-    // Closed however the compile ends, so that the fuzz stage never waits for a candidate that will not come.
-    struct CloseFeed {
-      CompiledFeed* feed;
-      ~CloseFeed() { feed->close(); }
-    } close{feed};
-    Prepared::Compiled out;
-    out.candidates =
-        compile_candidates(config, all, jobs, twins, &out.compiler, false,
-                           [feed](size_t index, const CompiledCandidate& c) { feed->push(index, c); });
-    return out;
-  });
+  p.compiled = compile_candidates(p.config, all, jobs, twins, &p.compiler);
   return p;
 }
 

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <future>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,20 +17,8 @@ namespace tunefuzz {
 struct Prepared {
   Config config;
   SpaceStage space;
-  std::vector<CompiledCandidate> compiled;  ///< in the background: once finish_compile() returned
-  std::string compiler;                     ///< e.g. `nvrtc 13.0`; likewise
-  /// Compiling in the background (prepare's Compile::in_background): each candidate comes through `feed` as
-  /// soon as it is judged, for the fuzz stage to start on while the others compile.
-  std::unique_ptr<CompiledFeed> feed;
-  /// Waits for a compile in the background to end and fills `compiled` and `compiler` (rethrowing what the
-  /// compile threw); nothing without one.
-  void finish_compile();
-  struct Compiled {
-    std::vector<CompiledCandidate> candidates;
-    std::string compiler;
-  };
-  /// Last, so that it is destroyed first: the compile thread never outlives the feed it pushes to.
-  std::future<Compiled> compiling;
+  std::vector<CompiledCandidate> compiled;
+  std::string compiler;  ///< e.g. `nvrtc 13.0`
 };
 
 /// Whether a compile also builds each kept candidate's schedule-perturbed twin (campaigns that fuzz do);
@@ -39,22 +26,17 @@ struct Prepared {
 /// at confirmation.
 enum class Twins { none, perturbed, unless_screened };
 
-/// When prepare compiles: before it returns, or on a thread of its own (Prepared::feed, finish_compile).
-enum class Compile { now, in_background };
-
 /// Loads `config_file`, enumerates and prunes its spaces, compiles every candidate on `jobs` threads (0: all
-/// cores). `extra` candidates (e.g. mutants) are compiled too, after the config's own. In the background
-/// (`when`), errors of the config and the space are still thrown here; the compile's own, by finish_compile.
+/// cores). `extra` candidates (e.g. mutants) are compiled too, after the config's own.
 Prepared prepare(const std::filesystem::path& config_file, int jobs, Twins twins,
-                 const std::vector<Candidate>& extra = {}, Compile when = Compile::now);
+                 const std::vector<Candidate>& extra = {});
 
 /// Compiles `candidates` for `config`'s arch through the default cache (with perturbed twins seeded from the
-/// config's seed when asked); `quiet`: without a word on the console; `on_ready`: each candidate as soon as
-/// it is judged (CompileOptions::on_ready).
+/// config's seed when asked); `quiet`: without a word on the console.
 std::vector<CompiledCandidate> compile_candidates(const Config& config,
                                                   const std::vector<Candidate>& candidates, int jobs,
                                                   Twins twins, std::string* compiler_version = nullptr,
-                                                  bool quiet = false, const ReadyCallback& on_ready = {});
+                                                  bool quiet = false);
 
 /// Probes the GPU in a worker, in a scratch folder (nothing is written where the campaign's files go until
 /// there is a GPU). Throws Error{no_device} (with the reason) when there is none, Error{bad_input} when its

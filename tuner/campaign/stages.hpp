@@ -8,15 +8,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "runtime/backend/compiler.hpp"
@@ -61,9 +57,6 @@ struct CompiledCandidate {
   int64_t perturb = 0;  ///< the twin's seed
 };
 
-/// A compiled candidate's index in its stage's input, and its record (CompileOptions::on_ready).
-using ReadyCallback = std::function<void(size_t, const CompiledCandidate&)>;
-
 struct CompileOptions {
   std::filesystem::path template_directory;
   int jobs = 0;  ///< threads; 0 = all cores
@@ -72,35 +65,6 @@ struct CompileOptions {
   /// requires, and is marked compile_failed.
   uint64_t perturb_seed = 0;
   bool quiet = false;  ///< no progress lines (a compile in the background of another stage)
-  /// Called once for every candidate, with its index in the stage's input and its record, as soon as that
-  /// record is final (judged, and with its twin when twins are asked for), from the compile threads: two
-  /// calls may run at once. The fuzz stage starts on the first images while the rest compile (CompiledFeed).
-  ReadyCallback on_ready = {};
-};
-
-/// Compiled candidates handed from the compile stage to the fuzz stage one by one, as each is judged, so that
-/// fuzzing starts on the first images while the others compile (the compile of a changed template took 25 s
-/// of a 69 s campaign before its 13 s of fuzzing, at 826b1f1). Compile threads push, fuzz threads pop.
-class CompiledFeed {
- public:
-  /// `expected`: how many candidates will come (the fuzz stage's progress counts down from it).
-  explicit CompiledFeed(size_t expected) : expected_(expected) {}
-  CompiledFeed(const CompiledFeed&) = delete;
-  CompiledFeed& operator=(const CompiledFeed&) = delete;
-  size_t expected() const { return expected_; }
-  /// The candidate at `index` of the compile stage's input is ready.
-  void push(size_t index, CompiledCandidate compiled);
-  /// No more candidates come (the compile stage ended, or failed): pop() returns what is left, then nothing.
-  void close();
-  /// The next candidate (its index and record), waiting for one to come; nullopt once closed and empty.
-  std::optional<std::pair<size_t, CompiledCandidate>> pop();
-
- private:
-  size_t expected_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::pair<size_t, CompiledCandidate>> queue_;
-  bool closed_ = false;
 };
 
 /// The perturbation seed (1 .. 2^32 - 1) of a candidate's twin in a campaign seeded with `campaign_seed`.
@@ -207,9 +171,6 @@ int64_t sanitized_cases(int64_t cases);
 
 std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& compiled,
                                         const FuzzOptions& options);
-/// The fuzz stage on candidates as they come from `feed` (in any order), until it is closed: the verdicts
-/// are those of fuzz_stage on the candidates, in the order of their indices.
-std::vector<FuzzedCandidate> fuzz_stage(CompiledFeed& feed, const FuzzOptions& options);
 
 /// Writes a reproducer file (tuner/campaign/reproducer.hpp) for every failed candidate into `directory` and
 /// records its path in the candidate's record.

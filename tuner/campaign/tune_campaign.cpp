@@ -31,7 +31,7 @@ Provenance provenance_of(const Prepared& prepared, const TuneSettings& s) {
 
 }  // namespace
 
-TuneReport tune_campaign(Prepared& prepared, const std::vector<ProblemCandidates>& coverage,
+TuneReport tune_campaign(const Prepared& prepared, const std::vector<ProblemCandidates>& coverage,
                          const DeviceInfo& device, const TuneSettings& s) {
   const Config& config = prepared.config;
   const auto& compiled = prepared.compiled;
@@ -51,10 +51,7 @@ TuneReport tune_campaign(Prepared& prepared, const std::vector<ProblemCandidates
   const bool staged = fuzz_is_screened(config);
   if (staged) fuzz_options.cases = config.budgets.fuzz_screen_cases;
   TuneReport report;
-  // Compiling in the background: the fuzz stage takes each candidate as it is judged, then the compile ends.
-  report.fuzzed =
-      prepared.feed ? fuzz_stage(*prepared.feed, fuzz_options) : fuzz_stage(compiled, fuzz_options);
-  prepared.finish_compile();
+  report.fuzzed = fuzz_stage(compiled, fuzz_options);
 
   TimeOptions time_options{s.work_directory,
                            config.budgets.timing_warmup,
@@ -74,7 +71,7 @@ TuneReport tune_campaign(Prepared& prepared, const std::vector<ProblemCandidates
   // timed: the confirmation then takes them from the kernel cache.
   std::map<std::string, const Candidate*> candidates_by_id;
   for (const CompiledCandidate& c : compiled) candidates_by_id[c.candidate.id()] = &c.candidate;
-  TwinPrefetch twin_prefetch([&](const std::vector<Candidate>& winners, const ReadyCallback&) {
+  TwinPrefetch twin_prefetch([&](const std::vector<Candidate>& winners) {
     return compile_candidates(config, winners, 1, Twins::perturbed, nullptr, true);
   });
   if (staged)
@@ -103,10 +100,9 @@ TuneReport tune_campaign(Prepared& prepared, const std::vector<ProblemCandidates
   WinnerCheck confirm, sanitize;
   if (staged)
     confirm = [&](std::vector<ProblemTiming>& t, std::vector<FuzzedCandidate>& f) {
-      confirm_winners(
-          t, f, compiled, full, [&](const std::vector<Candidate>& winners, const ReadyCallback& ready) {
-            return compile_candidates(config, winners, s.jobs, Twins::perturbed, nullptr, false, ready);
-          });
+      confirm_winners(t, f, compiled, full, [&](const std::vector<Candidate>& winners) {
+        return compile_candidates(config, winners, s.jobs, Twins::perturbed);
+      });
     };
   if (s.sanitize)
     sanitize = [&](std::vector<ProblemTiming>& t, std::vector<FuzzedCandidate>& f) {

@@ -50,7 +50,7 @@ struct TuneReport {
 /// Runs the campaign over `prepared` on `device` and writes the table and its stage summary. `coverage` is
 /// candidates_per_problem of the same config and space (what says why a problem got no winner). Throws
 /// Error{bad_input} naming the journal when asked to resume one of another campaign.
-TuneReport tune_campaign(Prepared& prepared, const std::vector<ProblemCandidates>& coverage,
+TuneReport tune_campaign(const Prepared& prepared, const std::vector<ProblemCandidates>& coverage,
                          const DeviceInfo& device, const TuneSettings& settings);
 
 }  // namespace tunefuzz

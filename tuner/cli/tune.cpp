@@ -273,12 +273,8 @@ int command_run(Options o) {
     early.emplace(config, gpu_choice, work_for(output_for(config)));
   }
   // A screened campaign compiles twins for its winners alone, at their confirmation (confirm_stage.hpp).
-  // Rank 0 compiles in the background: the fuzz stage starts on the first images while the others compile.
-  if (cluster::rank() > 0) {
-    prepare(o.config, o.jobs, Twins::unless_screened);
-    return serve_rank(gpu_choice);  // rank 0 runs the campaign, on every rank's GPUs
-  }
-  Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened, {}, Compile::in_background);
+  const Prepared prepared = prepare(o.config, o.jobs, Twins::unless_screened);
+  if (cluster::rank() > 0) return serve_rank(gpu_choice);  // rank 0 runs the campaign, on every rank's GPUs
   const Config& config = prepared.config;
   const SpaceStage& stage = prepared.space;
   const auto& compiled = prepared.compiled;
@@ -301,7 +297,6 @@ int command_run(Options o) {
     device = early->get(gpus);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::no_device) throw;
-    prepared.finish_compile();
     if (o.json) {
       YAML::Node out;
       out["status"] = "no_gpu";
