@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 #include "runtime/templates/gemm_simt.hpp"
 #include "runtime/templates/gemm_wgmma.hpp"
 #include "tuner/campaign/confirm_stage.hpp"
+#include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/stages.hpp"
 #include "tuner/common/error.hpp"
 #include "tuner/common/hash.hpp"
@@ -361,6 +363,19 @@ TEST_F(FuzzStageWithTwins, AFailureOnTheTwinFailsTheCandidateAndNamesTheSeed) {
   EXPECT_EQ(fuzzed[0].candidate.perturb, 0);
   // Without a twin the same worker passes it: the failure came from the perturbed job alone.
   EXPECT_TRUE(fuzz_stage(compiled(false), options())[0].passed);
+}
+
+// What a pool thread throws ends the stage with that error, not the process: here the journal cannot take the
+// job's first line (a folder stands where its file was).
+TEST_F(FuzzStageWithTwins, AnErrorOnAPoolThreadIsThrownToTheCaller) {
+  std::vector<CompiledCandidate> c = compiled(false);
+  std::ofstream(c[0].image) << "an image";  // the journal's keys hash it
+  Journal journal = Journal::create(work_.path() / "journal", "config");
+  fs::remove(work_.path() / "journal");
+  fs::create_directory(work_.path() / "journal");
+  FuzzOptions o = options();
+  o.journal = &journal;
+  EXPECT_THROW(fuzz_stage(c, o), Error);
 }
 
 // `fuzz run --sanitize`: a tenth more cases under the tool, on the image that ships, after the others passed.

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -293,24 +295,38 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
 
   Progress progress("fuzz", static_cast<int64_t>(run.size()));
   std::atomic<size_t> next{0};
+  // What a pool thread throws (a journal or verdict store that cannot be written, an unreadable image) ends
+  // the stage with that error instead of the process: the other threads finish the jobs they run and start no
+  // more, and it is rethrown here.
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  const auto one = [&](size_t i, cluster::Place gpu) {
+    if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
+      out[i].candidate = todo[i]->candidate;
+      out[i].image = todo[i]->image;
+      out[i].not_started = true;
+      progress.advance(todo[i]->candidate.id() + ": not started (out of time)");
+      return;
+    }
+    if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
+    out[i] = fuzz_through_store(*todo[i], options, i, gpu);
+    if (journal) journal->record(journalled(out[i], keys[i], options));
+    progress.advance(
+        todo[i]->candidate.id() +
+        (out[i].passed ? ": passed" : std::string(": ") + fuzz::to_string(out[i].failure->failure_class)));
+  };
   // One pool of options.workers threads per GPU (threads take turns over the GPUs, so a short queue is
   // spread over all of them), every thread taking the next candidate from the one queue.
   const auto work = [&](cluster::Place gpu) {
-    for (size_t r = next++; r < run.size(); r = next++) {
-      const size_t i = run[r];
-      if (options.no_job_after && std::chrono::steady_clock::now() >= *options.no_job_after) {
-        out[i].candidate = todo[i]->candidate;
-        out[i].image = todo[i]->image;
-        out[i].not_started = true;
-        progress.advance(todo[i]->candidate.id() + ": not started (out of time)");
-        continue;
+    for (size_t r = next++; r < run.size() && !failed; r = next++) {
+      try {
+        one(run[r], gpu);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        failed = true;
       }
-      if (journal) journal->record(id_event("fuzz_started", todo[i]->candidate.id()));
-      out[i] = fuzz_through_store(*todo[i], options, i, gpu);
-      if (journal) journal->record(journalled(out[i], keys[i], options));
-      progress.advance(
-          todo[i]->candidate.id() +
-          (out[i].passed ? ": passed" : std::string(": ") + fuzz::to_string(out[i].failure->failure_class)));
     }
   };
   std::vector<std::thread> pool;
@@ -318,6 +334,7 @@ std::vector<FuzzedCandidate> fuzz_stage(const std::vector<CompiledCandidate>& co
   for (size_t t = 0; t < static_cast<size_t>(std::max(1, options.workers)) * std::max<size_t>(1, gpus); ++t)
     pool.emplace_back(work, gpus ? place_of(options.gpus[t % gpus]) : cluster::Place{});
   for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
   int64_t passed = 0, held = 0, not_started = 0, stored = 0;
   for (const auto& f : out) {
     passed += f.passed;
