@@ -55,9 +55,10 @@ for step in "$@"; do
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/tpl-$t.yaml --work-dir $W/work-tpl-$t ${EXTRA:-} > $L/tpl-$t.txt 2>&1
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;  # later steps see the shipped templates
     code:*) t=${step#code:}  # a change to the code of every image of the template's file: a branch in its split-K reduce
-            sed -i 's|^extern "C" __global__ void tf_reduce(const TfGemmParams p) {$|&\n  if (p.n < 0) __trap();  // campaign timing: a change to the code|' /tmp/tpl/$t.cu
+            codes=$(( ${codes:-0} + 1 ))  # each code step of a call changes it another way: no image is cached
+            sed -i 's|^extern "C" __global__ void tf_reduce(const TfGemmParams p) {$|&\n  if (p.n < -'$codes') __trap();  // campaign timing: a change to the code|' /tmp/tpl/$t.cu
             grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
-            timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t.yaml --work-dir $W/work-code-$t ${EXTRA:-} 2>&1 | stamp > $L/code-$t.txt
+            timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t-$codes.yaml --work-dir $W/work-code-$t-$codes ${EXTRA:-} 2>&1 | stamp > $L/code-$t-$codes.txt
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     ab:*)   n=${step#ab:}; A=/tmp/tf-verdicts-ab
             rm -rf $A && cp -r $TUNEFUZZ_VERDICT_DIR $A && rm -rf $A/timing $A/screen
