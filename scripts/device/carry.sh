@@ -18,6 +18,9 @@ done
   /usr/local/cuda/bin/nvcc -O3 -arch=sm_90 -std=c++17 -I. -Itemplates scripts/reduce_probe.cu -o gpu-carry/bin/reduce_probe \
     -L/usr/local/cuda/lib64/stubs -lcuda  # the driver API from the stub here, the real libcuda.so.1 on the device
 cp -r build-gpu/lib gpu-carry/lib
+# The GPU machine has its own OpenSSL 3 (Ubuntu 24.04.3: /lib/x86_64-linux-gnu/libcrypto.so.3, which tune and the
+# worker load there without this copy, checked on 2026-12-04): 4.7 MB a call need not send.
+rm -f gpu-carry/lib/libcrypto.so.3
 [ -d build-gpu/share ] && cp -r build-gpu/share gpu-carry/share
 cmake --install build-gpu --prefix gpu-carry/prefix > /dev/null
 rm -rf gpu-carry/prefix/bin  # the stripped bin/ above serves; unstripped copies would cost about 10 MB
