@@ -5,7 +5,8 @@
 // transpose). One CTA computes a BM×BN tile; its warps each own a WM×WN sub-tile of 16×8 mma fragments. A and B tiles stream through a STAGES-deep
 // shared-memory ring filled by cp.async (or, for VEC == 1, by loads staged through registers), read back
 // with ldmatrix. Every M, N, K ≥ 1 is handled; VEC must divide K, N, lda and ldb (the launcher packs
-// misaligned operands into padded scratch first when PACK == 1). With beta == 0, C is never read.
+// misaligned operands into padded scratch first when PACK == 1). Below 16-byte VEC an operand whose rows,
+// leading dimension and base allow it is still copied in 16-byte chunks. With beta == 0, C is never read.
 // Work is split into units (output tile × K split, templates/tile_map.h) that CTAs walk with stride
 // gridDim.x, so one kernel serves plain grids, persistent grids of any size and split-K; with splits > 1,
 // tf_reduce sums the fp32 partials in a fixed order (deterministic) and applies the epilogue.
@@ -74,6 +75,7 @@
 #define TF_MUTANT_REDUCE_WHOLE_QUADS 14  // tf_reduce finishes whole quads only: N % 4 columns stay unwritten
 #define TF_MUTANT_COL_ROWS_ROUNDED 15   // a column-major operand's stored rows (K of A, N of B) rounded to VEC
 #define TF_MUTANT_REDUCE_FIRST_LANE_ONLY 16  // tf_reduce's group of lanes per quad stores its first lane's sum alone
+#define TF_MUTANT_CHUNKS_IGNORE_EXTENT 17  // 16-byte copies taken without the stored rows' length checked
 
 // ---- Derived values and what the tunables must satisfy ----
 #if TF_INPUT == TF_TYPE_TF32
@@ -186,18 +188,19 @@ __device__ __forceinline__ tf_i64 element_offset(tf_i64 row, tf_i64 ld, tf_i64 c
 }
 
 // ---- Global → shared copies ----
-// One VEC-element copy; out-of-bounds sources are not read and the destination is zero-filled.
+// One copy of WIDTH elements (VEC, or a whole 16-byte chunk where the operand allows it); out-of-bounds
+// sources are not read and the destination is zero-filled.
+template <int WIDTH>
 __device__ __forceinline__ void copy_async(elem_t* dst, const elem_t* src, bool valid) {
 #if TF_ASYNC
-  constexpr int kBytes = VEC * kElemBytes;
+  constexpr int kBytes = WIDTH * kElemBytes;
   const int src_bytes = valid ? kBytes : 0;
-#if VEC * TF_ELEM_BYTES == 16
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
-               "r"(src_bytes));
-#else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(dst)), "l"(src),
-               "n"(kBytes), "r"(src_bytes));
-#endif
+  if (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
+                 "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_address(dst)), "l"(src),
+                 "n"(kBytes), "r"(src_bytes));
 #endif
 }
 
@@ -226,6 +229,18 @@ struct TileSource {
   tf_i64 row0, col0, rows, cols, ld;
 };
 
+// Whether an operand takes 16-byte copies although VEC is narrower: its stored rows' length, its leading
+// dimension and its base address all keep every chunk of kChunk elements 16-byte aligned. VEC is what the
+// problem's worst operand allows; an aligned partner (B of an A whose K is odd, say) need not pay for it.
+// The same for every CTA of a launch, so the branch on it never diverges.
+__device__ __forceinline__ bool takes_chunks(const elem_t* base, tf_i64 stored_row_length, tf_i64 ld) {
+#if TF_MUTANT == TF_MUTANT_CHUNKS_IGNORE_EXTENT
+  stored_row_length = 0;  // a row's last chunk then reads past its end, into the padding up to ld
+#endif
+  return TF_ASYNC && VEC < kChunk && stored_row_length % kChunk == 0 && ld % kChunk == 0 &&
+         reinterpret_cast<tf_u64>(base) % 16 == 0;
+}
+
 template <bool A_COL>
 __device__ __forceinline__ TileSource a_source(const TfGemmParams& p, TileCoords t, tf_i64 k0) {
   const elem_t* a = static_cast<const elem_t*>(p.a);
@@ -244,31 +259,41 @@ __device__ __forceinline__ TileSource b_source(const TfGemmParams& p, TileCoords
   return B_COL ? TileSource{b, t.n0, k0, p.n, p.k, p.ldb} : TileSource{b, k0, t.n0, p.k, p.n, p.ldb};
 }
 
-// A stage's tile → shared memory with VEC-element asynchronous copies. Vector v covers stage row
-// v / (ROW_LEN/VEC), columns (v % (ROW_LEN/VEC))·VEC. (VEC == 1 stages through registers: fetch/store below.)
-template <int ROWS, int ROW_LEN>
+// A stage's tile → shared memory with WIDTH-element asynchronous copies. Vector v covers stage row
+// v / (ROW_LEN/WIDTH), columns (v % (ROW_LEN/WIDTH))·WIDTH. (VEC == 1 stages through registers: fetch/store
+// below.)
+template <int ROWS, int ROW_LEN, int WIDTH>
 __device__ __forceinline__ void load_tile_async(elem_t* stage, const TileSource& src) {
-  constexpr int kVectors = ROWS * ROW_LEN / VEC;
+  constexpr int kVectors = ROWS * ROW_LEN / WIDTH;
   constexpr int kPerThread = (kVectors + kThreads - 1) / kThreads;
 #pragma unroll
   for (int i = 0; i < kPerThread; ++i) {
     const int v = threadIdx.x + i * kThreads;
     if (kVectors % kThreads == 0 || v < kVectors) {
-      const int row = v / (ROW_LEN / VEC);
-      const int col = (v % (ROW_LEN / VEC)) * VEC;
+      const int row = v / (ROW_LEN / WIDTH);
+      const int col = (v % (ROW_LEN / WIDTH)) * WIDTH;
       const tf_i64 grow = src.row0 + row, gcol = src.col0 + col;
       const bool valid = grow < src.rows && gcol < src.cols;
       const elem_t* from = valid ? src.base + element_offset(grow, src.ld, gcol) : src.base;
-      copy_async(stage + smem_offset<ROW_LEN>(row, col), from, valid);
+      copy_async<WIDTH>(stage + smem_offset<ROW_LEN>(row, col), from, valid);
     }
   }
+}
+
+// VEC-element copies, or 16-byte ones where takes_chunks allows (a uniform branch, once per stage).
+template <int ROWS, int ROW_LEN>
+__device__ __forceinline__ void load_operand_async(elem_t* stage, const TileSource& src) {
+  if (VEC < kChunk && takes_chunks(src.base, src.cols, src.ld))
+    load_tile_async<ROWS, ROW_LEN, (VEC < kChunk ? kChunk : VEC)>(stage, src);
+  else
+    load_tile_async<ROWS, ROW_LEN, VEC>(stage, src);
 }
 
 template <bool A_COL, bool B_COL>
 __device__ __forceinline__ void load_stage_async(elem_t* a_stage, elem_t* b_stage, const TfGemmParams& p,
                                                  TileCoords t, tf_i64 k0) {
-  load_tile_async<A_COL ? BK : BM, A_COL ? BM : BK>(a_stage, a_source<A_COL>(p, t, k0));
-  load_tile_async<B_COL ? BN : BK, B_COL ? BK : BN>(b_stage, b_source<B_COL>(p, t, k0));
+  load_operand_async<A_COL ? BK : BM, A_COL ? BM : BK>(a_stage, a_source<A_COL>(p, t, k0));
+  load_operand_async<B_COL ? BN : BK, B_COL ? BK : BN>(b_stage, b_source<B_COL>(p, t, k0));
 }
 
 // Narrow-load path (VEC·element < 4 bytes): element loads into registers now, stores to shared memory later,

@@ -170,7 +170,8 @@ TEST(CompileGemmMma, Tf32TransposedOperandsUseScalarLoads) {
 }
 
 TEST(CompileGemmMma, ExpectedInstructionsFollowVec) {
-  // cp.async is promised exactly when VEC > 1, and the PTX agrees: 16-byte .cg copies at VEC=8, .ca below.
+  // cp.async is promised exactly when VEC > 1, and the PTX agrees: 16-byte .cg copies at VEC=8, .ca below,
+  // where .cg stays for an operand aligned for whole 16-byte chunks (takes_chunks).
   const KernelTemplate& t = gemm_mma_template();
   for (int64_t vec : {1, 2, 4, 8}) {
     SCOPED_TRACE("VEC=" + std::to_string(vec));
@@ -182,7 +183,8 @@ TEST(CompileGemmMma, ExpectedInstructionsFollowVec) {
     const bool promises_cp_async = std::find(expected.begin(), expected.end(), "cp.async") != expected.end();
     EXPECT_EQ(promises_cp_async, vec > 1);
     EXPECT_EQ(contains(kernel.ptx, "cp.async"), vec > 1);
-    EXPECT_EQ(contains(kernel.ptx, "cp.async.cg.shared.global"), vec == 8);
+    EXPECT_EQ(contains(kernel.ptx, "cp.async.cg.shared.global"), vec > 1);
+    EXPECT_EQ(contains(kernel.ptx, "cp.async.ca.shared.global"), vec == 2 || vec == 4);
   }
 }
 
@@ -248,12 +250,17 @@ TEST(KernelMeta, HostFormulasEqualTheKernelsOwnRecord) {
 
 TEST(Mutants, EveryMutantCompilesAndHasItsOwnKey) {
   const std::vector<std::string>& names = gemm_mma_mutant_names();
-  ASSERT_EQ(names.size(), 17u);  // 0 = none, 1..16 = TF_MUTANT_* in templates/gemm_mma.cu
-  const Point point = at({});
-  const CompiledKernel& original = compiled(point);
-  std::set<std::string> keys = {original.key};
+  ASSERT_EQ(names.size(), 18u);  // 0 = none, 1..17 = TF_MUTANT_* in templates/gemm_mma.cu
+  std::set<std::string> keys;
   for (int code = 1; code < static_cast<int>(names.size()); ++code) {
     SCOPED_TRACE(std::to_string(code) + " " + names[code]);
+    // The 16-byte copies of an aligned operand exist only below 16-byte VEC: that bug is injected at VEC=2,
+    // and at the default point its image is the original's (fuzz mutants reports such a mutant as same_code).
+    const bool narrow = names[code] == "chunks_ignore_extent";
+    if (narrow) EXPECT_EQ(compiled(at({}), {}, code).ptx, compiled(at({})).ptx);
+    const Point point = narrow ? at({{"VEC", 2}}) : at({});
+    const CompiledKernel& original = compiled(point);
+    keys.insert(original.key);
     EXPECT_TRUE(contains(
         gemm_source().text, "#define TF_MUTANT_" + [&] {
           std::string upper = names[code];
@@ -270,7 +277,7 @@ TEST(Mutants, EveryMutantCompilesAndHasItsOwnKey) {
     EXPECT_TRUE(keys.insert(mutant.key).second) << "key shared with another mutant or the original";
   }
   // Mutant 0 is the original: no TF_MUTANT define at all.
-  for (const Define& d : gemm_mma_template().defines(point, {}, 0)) EXPECT_NE(d.name, "TF_MUTANT");
+  for (const Define& d : gemm_mma_template().defines(at({}), {}, 0)) EXPECT_NE(d.name, "TF_MUTANT");
 }
 
 // ---- 4. impossible combinations stop at their own static_assert ---------------------------------------

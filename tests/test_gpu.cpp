@@ -115,6 +115,11 @@ class GpuTest : public ::testing::Test {
   }
 
   // `r` with its launch overridden: `splits` K splits, a grid of `grid` CTAs (0: the candidate's own).
+  static CaseRecord padded_a(CaseRecord r, int64_t lda_pad) {
+    r.lda_pad = lda_pad;
+    return r;
+  }
+
   static CaseRecord with(CaseRecord r, int64_t splits, int64_t grid) {
     r.splits = splits;
     r.grid = grid;
@@ -202,6 +207,27 @@ TEST_F(GpuTest, EveryLayoutIsRightOnEveryLoadPath) {
   }
 }
 
+// VEC=2 with one operand aligned for 16-byte copies and the other not, in every storage order, with split-K,
+// and with a base two elements off 16 bytes: the aligned operand takes whole chunks, the other VEC-element
+// copies, and a misaligned base keeps its operand on VEC.
+TEST_F(GpuTest, NarrowVecTakesChunksWhereAnOperandAllows) {
+  const std::vector<Layout> layouts = {
+      {Order::row, Order::row}, {Order::row, Order::col}, {Order::col, Order::row}, {Order::col, Order::col}};
+  for (const Layout layout : layouts)
+    for (const auto& [m, n, k] :
+         std::vector<std::tuple<int64_t, int64_t, int64_t>>{{136, 200, 74}, {138, 202, 72}})
+      for (const int64_t offset : {0, 2}) {
+        CaseRecord c = with(record(m, n, k, Distribution::sequential, 1.0, 0.5), 3, 0);
+        c.layout = layout;
+        c.lda_pad = 8;
+        c.ldb_pad = 2;
+        c.a_offset = offset;
+        const device::CaseOutcome outcome = run(c, {{"VEC", 2}});
+        EXPECT_TRUE(outcome.passed) << to_string(layout) << " " << fuzz::to_string(c) << ": "
+                                    << outcome.message;
+      }
+}
+
 // Split-K with 1, 2, 3, all and more than all K tiles as splits, and persistent grids of 1, 2 and 3 CTAs and
 // a fraction of a wave, on a shape with tails everywhere: the same bits as the plain launch is not required
 // (the summation order differs), the oracle's verdict is.
@@ -268,6 +294,7 @@ TEST_F(GpuTest, InjectedBugsAreCaught) {
     const char* mutant;
     CaseRecord c;
     std::string subtype;  // empty: any incorrect subtype
+    std::vector<std::pair<std::string, int64_t>> point = {};
   };
   const auto code = [](const char* name) { return mutant_code(gemm_mma_mutant_names(), name); };
   const std::vector<Expectation> expectations = {
@@ -284,9 +311,12 @@ TEST_F(GpuTest, InjectedBugsAreCaught) {
       {"unit_keeps_acc", with(record(384, 384, 64), 0, 2), ""},
       // a 64x64 output in four splits: tf_reduce gives each quad four lanes, three of whose sums are lost
       {"reduce_first_lane_only", with(record(64, 64, 256), 4, 0), ""},
+      // VEC=2 with K = 36 and lda = 40: A's rows pass the leading dimension's and the base's checks for
+      // 16-byte copies, so the mutant copies each row's last chunk whole, four NaN elements of padding too
+      {"chunks_ignore_extent", padded_a(record(64, 64, 36), 4), "", {{"VEC", 2}}},
   };
   for (const Expectation& e : expectations) {
-    const device::CaseOutcome outcome = run(e.c, {}, {}, code(e.mutant));
+    const device::CaseOutcome outcome = run(e.c, e.point, {}, code(e.mutant));
     EXPECT_FALSE(outcome.passed) << e.mutant << " survived " << fuzz::to_string(e.c);
     EXPECT_EQ(outcome.failure_class, fuzz::FailureClass::incorrect) << e.mutant << ": " << outcome.message;
     if (!e.subtype.empty()) {

@@ -29,6 +29,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "runtime/templates/gemm_mma.hpp"
 #include "tests/support/fake_gpu.hpp"
 #include "tests/support/spawn.hpp"
 #include "tuner/campaign/strategy_replay.hpp"
@@ -653,6 +654,48 @@ TEST(StrategyFamilies, TheFirstModelRoundScreensATransposedPointBesideThePlainOn
   EXPECT_TRUE(std::any_of(round->screen.begin(), round->screen.end(), [&](const std::string& id) {
     return std::find(transposed.begin(), transposed.end(), id) != transposed.end();
   })) << "no transposed point in the first round";
+}
+
+}  // namespace
+
+namespace {
+
+// gemm_mma copies an operand aligned for 16 bytes in whole chunks whatever its VEC (templates/gemm_mma.cu,
+// takes_chunks), so the model costs each operand's stream at its own width: a tiny M·N over a K that is not
+// a multiple of 8 has A on 4-byte copies and B, whose rows are N = 128 long, on 16-byte ones.
+TEST(StrategyCostModel, ANarrowVecPointsAlignedOperandIsCostedAtSixteenByteLoads) {
+  const KernelTemplate& t = gemm_mma_template();
+  ASSERT_TRUE(t.load_bytes);
+  GemmShape s;
+  s.m = s.n = 128;
+  s.k = 131074;
+  s.lda = s.k;
+  s.ldb = s.n;
+  s.ldc = s.n;
+  const std::string narrow_id =
+      "gemm_mma/bf16-bf16/BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=3,VEC=2,GROUP_M=8,SWIZZLE=1,PACK=0,"
+      "SPLIT_K=128,PERSISTENT=0,LAYOUTS=11";
+  const SearchCandidate narrow{parse_candidate_id(narrow_id), narrow_id, 0};
+  EXPECT_EQ(t.load_bytes(narrow.candidate.point, s), (std::pair<int64_t, int64_t>{4, 16}));
+  GemmShape b_off = s;
+  b_off.b_alignment = 4;  // B's base two elements off 16 bytes: its rows no longer start on a chunk
+  EXPECT_EQ(t.load_bytes(narrow.candidate.point, b_off), (std::pair<int64_t, int64_t>{4, 4}));
+  GemmShape ldb_off = s;
+  ldb_off.ldb = s.n + 2;
+  EXPECT_EQ(t.load_bytes(narrow.candidate.point, ldb_off), (std::pair<int64_t, int64_t>{4, 4}));
+  GemmShape cols = s;  // column-major A: its stored rows are M = 128 long, aligned whatever K is
+  cols.layout.a = Order::col;
+  cols.lda = s.m;
+  EXPECT_EQ(t.load_bytes(narrow.candidate.point, cols), (std::pair<int64_t, int64_t>{16, 16}));
+  const GpuLimits limits = load_config(source("configs/h200.yaml")).gpu.limits;
+  EXPECT_LT(estimate_cost(narrow, s, limits).l2_ms, estimate_cost(narrow, b_off, limits).l2_ms);
+  // A point of 16-byte VEC and one staged through registers (VEC=1) load as VEC says on every problem.
+  for (const auto& [vec, bytes] : {std::pair<const char*, int64_t>{"VEC=8", 16}, {"VEC=1", 2}}) {
+    std::string id = narrow_id;
+    id.replace(id.find("VEC=2"), 5, vec);
+    EXPECT_EQ(t.load_bytes(parse_candidate_id(id).point, s), (std::pair<int64_t, int64_t>{bytes, bytes}))
+        << vec;
+  }
 }
 
 }  // namespace

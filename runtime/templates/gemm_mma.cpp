@@ -134,6 +134,20 @@ std::optional<std::string> refusal(const Point& p, const GemmShape& s, const Fam
   return stored_vector_refusal(s, p["VEC"], f.element_bytes, "a smaller VEC or PACK=1");
 }
 
+// What each operand's copies move at once: VEC elements, or a whole 16-byte chunk where its stored rows'
+// length, leading dimension and base allow (the kernel's takes_chunks), and 16 bytes once packed (PACK=1
+// pairs with 16-byte VEC only).
+std::pair<int64_t, int64_t> load_bytes(const Point& p, const GemmShape& s, int64_t eb) {
+  const int64_t narrow = p["VEC"] * eb;
+  if (narrow >= 16 || narrow < 4) return {narrow, narrow};  // 16 already, or staged through registers
+  const int64_t chunk = 16 / eb;
+  const auto bytes = [&](const Stored& x) {
+    return x.extent % chunk == 0 && x.ld % chunk == 0 && x.alignment % 16 == 0 ? 16 : narrow;
+  };
+  const auto [a, b] = stored_operands(s);
+  return {bytes(a), bytes(b)};
+}
+
 KernelTemplate make_template(const Family& f) {
   const int64_t eb = f.element_bytes;
   KernelTemplate t;
@@ -151,7 +165,7 @@ KernelTemplate make_template(const Family& f) {
       {"STAGES", 3, "shared-memory pipeline depth"},
       {"VEC", 16 / eb,
        "elements per global load along the stored rows of A and B (at most 16 bytes); must "
-       "divide their lengths and lds"},
+       "divide their lengths and lds. An operand aligned for 16 bytes is copied 16 bytes at a time anyway"},
       {"GROUP_M", 8, "CTA raster swizzle: tile rows walked together for L2 reuse"},
       {"SWIZZLE", 1, "shared-memory layout: 1 = XOR-swizzled 16-byte chunks, 0 = rows padded by 16 bytes",
        true, 0},
@@ -176,6 +190,7 @@ KernelTemplate make_template(const Family& f) {
     return out;
   };
   t.refusal = [f](const Point& p, const GemmShape& s) { return refusal(p, s, f); };
+  t.load_bytes = [eb](const Point& p, const GemmShape& s) { return load_bytes(p, s, eb); };
   t.geometry = [eb](const Point& p, const GemmShape& s) { return gemm_mma_geometry(p, s, {}, eb); };
   t.mutants = gemm_mma_mutant_names();
   serve_canonical_forms(t);
@@ -250,7 +265,8 @@ const std::vector<std::string>& gemm_mma_mutant_names() {
                                                  "unit_no_drain",
                                                  "reduce_whole_quads",
                                                  "col_rows_rounded",
-                                                 "reduce_first_lane_only"};
+                                                 "reduce_first_lane_only",
+                                                 "chunks_ignore_extent"};
   return names;
 }
 

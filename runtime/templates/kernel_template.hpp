@@ -176,6 +176,10 @@ struct KernelTemplate {
   /// unset: the first tf_gemm* entry point the image exports. gemm_simt names tf_gemm_split_* where SPLIT_K
   /// > 1.
   std::function<std::string(const Point&)> main_entry;
+  /// Bytes per global load of A and of B on a problem, where they differ from VEC elements (or 16 bytes
+  /// without VEC): gemm_mma copies an operand aligned for 16 bytes in whole chunks whatever its VEC. Unset:
+  /// VEC elements for both. Read by the cost model.
+  std::function<std::pair<int64_t, int64_t>(const Point&, const GemmShape&)> load_bytes;
 
   const ParameterDecl* parameter(std::string_view parameter_name) const;
   /// The defines a candidate compiles with: every compile-time parameter, the types, TF_MUTANT and

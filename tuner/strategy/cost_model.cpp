@@ -104,11 +104,14 @@ CostEstimate estimate_cost(const SearchCandidate& candidate, const GemmShape& pr
   // Split-K partials are written after each unit's loop and read back by the reduction: neither overlaps.
   e.reduction_ms = 1e3 * 2 * partials / kDramBytesPerSecond;
   // Loads narrower than 16 bytes (VEC elements at a time; TMA and templates without VEC move 16) issue more
-  // instructions per byte: the operand stream slows by as much.
-  const double load_bytes = static_cast<double>(parameter_or(c, "VEC", 16)) * element;
-  const double load_efficiency = std::min(1.0, load_bytes / 16.0);
-  e.l2_ms = 1e3 * static_cast<double>(units) * static_cast<double>(bm + bn) *
-            static_cast<double>(ceil_div(k_tiles, splits) * bk) * element / (kL2BytesPerSecond * load_efficiency);
+  // instructions per byte: each operand's stream slows by as much. A template may load an aligned operand
+  // wider than VEC (load_bytes).
+  const int64_t vec_bytes = parameter_or(c, "VEC", 16) * static_cast<int64_t>(element);
+  const auto [a_load, b_load] = t.load_bytes ? t.load_bytes(c.point, shape) : std::pair{vec_bytes, vec_bytes};
+  const auto efficiency = [](int64_t bytes) { return std::min(1.0, static_cast<double>(bytes) / 16.0); };
+  e.l2_ms = 1e3 * static_cast<double>(units) *
+            (static_cast<double>(bm) / efficiency(a_load) + static_cast<double>(bn) / efficiency(b_load)) *
+            static_cast<double>(ceil_div(k_tiles, splits) * bk) * element / kL2BytesPerSecond;
   // PACK=1 copies A and B into aligned scratch first: a read and a write of both, before the GEMM.
   if (parameter_or(c, "PACK", 0) == 1)
     e.reduction_ms += 1e3 * 2.0 *
