@@ -26,6 +26,7 @@
 #include "fuzz/generators.hpp"
 #include "fuzz/matrix.hpp"
 #include "tests/support/fake_gpu.hpp"
+#include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/verdict_keys.hpp"
 #include "tuner/worker/protocol.hpp"
 
@@ -463,6 +464,32 @@ TEST(ScreenStore, AChangedCandidateSetScreensOnlyTheNewImagesAndTimesTheFinalist
   for (const TimedEntry& e : timings[0].entries) EXPECT_GT(e.median_ms, 0) << e.id;
   EXPECT_EQ(timings[0].entries.size(), 3u);
   ::unsetenv("FAKE_MEASURE_LOG");
+  tunefuzz::test::remove_fake_gpu(root);
+}
+
+// With several time workers each problem is timed on a thread of a pool. An error there (here the journal,
+// whose file became a folder, cannot be written) used to end the process through std::terminate; it is
+// thrown to the caller, as on one worker, for the campaign to report.
+TEST(TimeStagePool, AnErrorOnAPoolThreadIsThrownToTheCaller) {
+  const fs::path root = tunefuzz::test::install_fake_gpu("time-pool", "0");
+  std::vector<FuzzedCandidate> fuzzed(1);
+  fuzzed[0].candidate = parse_candidate_id("gemm_mma/bf16-bf16/BM=128,BN=128,BK=32");
+  fuzzed[0].image = root / "image";
+  std::ofstream(fuzzed[0].image) << "cubin";
+  fuzzed[0].passed = true;
+  std::vector<Problem> problems(3);
+  for (size_t i = 0; i < problems.size(); ++i) {
+    problems[i].name = "square_" + std::to_string(i);
+    problems[i].m = problems[i].n = problems[i].k = 256;
+  }
+  TimeOptions options{root / "work"};
+  fs::create_directories(options.work_directory);
+  Journal journal = Journal::create(root / "journal", "config");
+  fs::remove(root / "journal");
+  fs::create_directory(root / "journal");
+  options.journal = &journal;
+  options.workers_per_gpu = 2;
+  EXPECT_THROW(time_stage(problems, fuzzed, options), Error);
   tunefuzz::test::remove_fake_gpu(root);
 }
 

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
+#include <exception>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -268,12 +270,27 @@ std::vector<ProblemTiming> time_stage(const std::vector<Problem>& problems,
   if (options.gpus.empty() && per_gpu == 1) {
     work(nullptr);
   } else {
+    // An error on a pool thread (a journal or store that cannot be written, a worker that cannot start) would
+    // end the process through std::terminate: the first is kept, the other threads take no new problem, and
+    // it is rethrown here once they are done, for the campaign to report.
+    std::mutex failure_mutex;
+    std::exception_ptr failure;
+    const auto guarded = [&](const Gpu* gpu) {
+      try {
+        work(gpu);
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = order.size();
+      }
+    };
     std::vector<std::thread> pool;
     for (size_t w = 0; w < per_gpu; ++w) {
-      if (options.gpus.empty()) pool.emplace_back(work, nullptr);
-      for (const Gpu& gpu : options.gpus) pool.emplace_back(work, &gpu);
+      if (options.gpus.empty()) pool.emplace_back(guarded, nullptr);
+      for (const Gpu& gpu : options.gpus) pool.emplace_back(guarded, &gpu);
     }
     for (auto& thread : pool) thread.join();
+    if (failure) std::rethrow_exception(failure);
   }
   progress.finish("done");
   return out;
