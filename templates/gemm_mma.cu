@@ -261,21 +261,45 @@ __device__ __forceinline__ TileSource b_source(const TfGemmParams& p, TileCoords
 
 // A stage's tile → shared memory with WIDTH-element asynchronous copies. Vector v covers stage row
 // v / (ROW_LEN/WIDTH), columns (v % (ROW_LEN/WIDTH))·WIDTH. (VEC == 1 stages through registers: fetch/store
-// below.)
+// below.) Narrower than a chunk, where the threads cover whole stage rows (kThreads a multiple of the copies
+// per row), a thread's copies share one column and stand kRowStep rows apart: one 64-bit address and one
+// bound on the column, then a constant step per copy. Worked out per copy, the addresses of 4-byte copies
+// cost more instructions than the copies (vw_tiny_128x128x131074: results/campaign-vendor-weak-h200-5184cd8/);
+// 16-byte copies are few a thread, and the offsets held across them would take registers the widest tiles
+// lack (the tf32 default point's CR entry spilled).
 template <int ROWS, int ROW_LEN, int WIDTH>
 __device__ __forceinline__ void load_tile_async(elem_t* stage, const TileSource& src) {
-  constexpr int kVectors = ROWS * ROW_LEN / WIDTH;
+  constexpr int kPerRow = ROW_LEN / WIDTH;
+  constexpr int kVectors = ROWS * kPerRow;
   constexpr int kPerThread = (kVectors + kThreads - 1) / kThreads;
+  if constexpr (WIDTH < kChunk && kThreads % kPerRow == 0) {
+    constexpr int kRowStep = kThreads / kPerRow;
+    const int row = threadIdx.x / kPerRow, col = (threadIdx.x % kPerRow) * WIDTH;
+    const tf_i64 grow = src.row0 + row, gcol = src.col0 + col;
+    const tf_i64 first = element_offset(grow, src.ld, gcol), step = kRowStep * src.ld;
+    const bool col_inside = gcol < src.cols;
+    const tf_i64 rows_left = src.rows - grow;  // copy i is inside while i·kRowStep < rows_left
 #pragma unroll
-  for (int i = 0; i < kPerThread; ++i) {
-    const int v = threadIdx.x + i * kThreads;
-    if (kVectors % kThreads == 0 || v < kVectors) {
-      const int row = v / (ROW_LEN / WIDTH);
-      const int col = (v % (ROW_LEN / WIDTH)) * WIDTH;
-      const tf_i64 grow = src.row0 + row, gcol = src.col0 + col;
-      const bool valid = grow < src.rows && gcol < src.cols;
-      const elem_t* from = valid ? src.base + element_offset(grow, src.ld, gcol) : src.base;
-      copy_async<WIDTH>(stage + smem_offset<ROW_LEN>(row, col), from, valid);
+    for (int i = 0; i < kPerThread; ++i) {
+      if (kVectors % kThreads == 0 || row + i * kRowStep < ROWS) {
+        const bool valid = col_inside && i * kRowStep < rows_left;
+        const tf_i64 offset = first + i * step;  // an invalid copy reads nothing and points at the base
+        copy_async<WIDTH>(stage + smem_offset<ROW_LEN>(row + i * kRowStep, col), src.base + (valid ? offset : 0),
+                          valid);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int v = threadIdx.x + i * kThreads;
+      if (kVectors % kThreads == 0 || v < kVectors) {
+        const int row = v / kPerRow;
+        const int col = (v % kPerRow) * WIDTH;
+        const tf_i64 grow = src.row0 + row, gcol = src.col0 + col;
+        const bool valid = grow < src.rows && gcol < src.cols;
+        const elem_t* from = valid ? src.base + element_offset(grow, src.ld, gcol) : src.base;
+        copy_async<WIDTH>(stage + smem_offset<ROW_LEN>(row, col), from, valid);
+      }
     }
   }
 }
