@@ -212,25 +212,114 @@ TEST_F(Resume, TheCandidatesRunningWhenItDiedTwiceAreQuarantinedUnlessRetried) {
   EXPECT_EQ(problems(table), reference_);
 }
 
-// fuzz mutants injects each bug into one base point. A bug in code the base point does not compile (the
-// cluster bugs of gemm_wgmma at a point without clusters, its tf32 bugs at a bf16 point) leaves the image as
-// it was: no case could kill it, so it is reported as not fuzzed, saying why, instead of as a survivor of the
-// cases. (The fake worker passes every case, so the mutants that do change the code survive here.)
-TEST_F(Resume, AMutantThatLeavesTheCodeAsItWasIsNotFuzzed) {
+// A config of gemm_wgmma at one 128x128 point without clusters, for `fuzz mutants` (the smoke config's own
+// first template has other bugs).
+fs::path no_cluster_config(const fs::path& root) {
   std::string text;
   {
     std::ifstream in(kConfig);
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   const size_t from = text.find("templates:"), to = text.find("budgets:");
-  ASSERT_NE(from, std::string::npos);
-  ASSERT_NE(to, std::string::npos);
   text.replace(
       from, to - from,
       "templates:\n  - name: gemm_wgmma\n    space: {BM: [128], BN: [128], STAGES: [4], CLUSTER_M: [1], "
       "CLUSTER_N: [1]}\n\n");
-  const fs::path config = root_ / "no-cluster.yaml";
+  const fs::path config = root / "no-cluster.yaml";
   std::ofstream(config) << text;
+  return config;
+}
+
+// A mutants report's rows without the reproducers' paths (which name the run's work folder).
+std::string mutant_rows(const fs::path& report) {
+  YAML::Node rows = YAML::LoadFile(report.string())["mutants"];
+  for (auto row : rows) row.remove("reproducer");
+  return YAML::Dump(rows);
+}
+
+// `fuzz mutants` journals each mutant's verdict as it comes (REPORT.journal). Killed at any moment and
+// resumed with --resume, a run reports what one never interrupted reports, and fuzzes again only the mutants
+// it had no verdict for; resumed once more after it finished, it fuzzes nothing. A journal of another run
+// (other cases) is refused, naming the journal, its line and the field.
+TEST_F(Resume, AKilledMutantsRunResumesFromItsJournal) {
+  const fs::path config = no_cluster_config(root_);
+  const auto mutants = [&](const std::string& name, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"mutants",    config.string(),
+                                     "--template", "gemm_wgmma",
+                                     "--cases",    "2",
+                                     "--sanitize", "none",
+                                     "--work-dir", (root_ / ("work-" + name)).string(),
+                                     "-o",         (root_ / name / "mutants.yaml").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return start(args, kFuzz);
+  };
+  const auto jobs = [&](const fs::path& log) {
+    std::ifstream in(log);
+    int count = 0;
+    std::string line;
+    while (std::getline(in, line)) count += line.starts_with("fuzz ");
+    return count;
+  };
+  ::setenv("FAKE_FAIL_ABOVE", "mutant=7:0", 1);  // one mutant killed, the others surviving the fake cases
+  ::setenv("FAKE_JOB_LOG", (root_ / "mutant-jobs-reference.log").c_str(), 1);
+  ASSERT_EQ(wait_for(mutants("reference", {})), 1);
+  const std::string reference = mutant_rows(root_ / "reference" / "mutants.yaml");
+  const int all_jobs = jobs(root_ / "mutant-jobs-reference.log");
+  ASSERT_GT(all_jobs, 4);
+
+  // Killed once a few verdicts are in the journal, then resumed.
+  const fs::path report = root_ / "killed" / "mutants.yaml";
+  const fs::path journal = fs::path(report).replace_extension(".journal");
+  ::setenv("FAKE_STEP_S", "0.5", 1);
+  const pid_t run = mutants("killed", {});
+  int before = 0;
+  for (int wait = 0; wait < 600 && before < 2; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto seen = events(journal);
+    before = 0;
+    for (const auto& [event, count] : seen) before += event.starts_with("fuzzed ") ? count : 0;
+  }
+  kill(run, SIGKILL);
+  wait_for(run);
+  ::unsetenv("FAKE_STEP_S");
+  ASSERT_GE(before, 2) << "the run journals its verdicts as they come";
+  ::setenv("FAKE_JOB_LOG", (root_ / "mutant-jobs-resumed.log").c_str(), 1);
+  ASSERT_EQ(wait_for(mutants("killed", {"--resume"})), 1);
+  EXPECT_EQ(mutant_rows(report), reference);
+  EXPECT_LT(jobs(root_ / "mutant-jobs-resumed.log"), all_jobs) << "the verdicts before the kill are kept";
+  for (const auto& [event, count] : events(journal)) {
+    if (event.starts_with("fuzzed ")) {
+      EXPECT_EQ(count, 1) << event << " fuzzed twice";
+    }
+  }
+
+  // Finished: resumed again, nothing is fuzzed and the report is the same.
+  ::setenv("FAKE_JOB_LOG", (root_ / "mutant-jobs-again.log").c_str(), 1);
+  ASSERT_EQ(wait_for(mutants("killed", {"--resume"})), 1);
+  EXPECT_EQ(jobs(root_ / "mutant-jobs-again.log"), 0);
+  EXPECT_EQ(mutant_rows(report), reference);
+  ::unsetenv("FAKE_JOB_LOG");
+  ::unsetenv("FAKE_FAIL_ABOVE");
+
+  // Another budget is another run: refused, naming the journal's field.
+  const fs::path log = root_ / "mutants-refused.log";
+  const pid_t refused = tunefuzz::test::spawn_logged(
+      {kFuzz, "mutants", config.string(), "--template", "gemm_wgmma", "--cases", "3", "--sanitize", "none",
+       "--work-dir", (root_ / "work-killed").string(), "-o", report.string(), "--resume"},
+      log);
+  EXPECT_EQ(wait_for(refused), 2);
+  std::ifstream in(log);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find(journal.filename().string()), std::string::npos) << said;
+  EXPECT_NE(said.find("cases"), std::string::npos) << said;
+}
+
+// fuzz mutants injects each bug into one base point. A bug in code the base point does not compile (the
+// cluster bugs of gemm_wgmma at a point without clusters, its tf32 bugs at a bf16 point) leaves the image as
+// it was: no case could kill it, so it is reported as not fuzzed, saying why, instead of as a survivor of the
+// cases. (The fake worker passes every case, so the mutants that do change the code survive here.)
+TEST_F(Resume, AMutantThatLeavesTheCodeAsItWasIsNotFuzzed) {
+  const fs::path config = no_cluster_config(root_);
   const fs::path report_path = root_ / "mutants.yaml";
   // The fake worker passes every case but those of mutant 7 (no_acc_init), which it fails after two.
   const std::string killed = "no_acc_init";

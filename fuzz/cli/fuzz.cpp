@@ -5,7 +5,8 @@
 //   fuzz replay FILE [--sanitize TOOL]                run a reproducer's case again (optionally under
 //                                                     compute-sanitizer)
 //   fuzz mutants CONFIG [--template T] [--cases N]    fuzz each injected bug of a template; replay survivors
-//                                                     under compute-sanitizer; report which were caught
+//                [--resume]                           under compute-sanitizer; report which were caught;
+//                                                     --resume carries on a killed run from its journal
 // Exit codes: 0 nothing failed (replay: the case passes), 1 failures found (replay: reproduced; run: also no
 // candidate left to fuzz, or fewer cases than one round), 2 bad input, 3 no usable GPU.
 #include <CLI/CLI.hpp>
@@ -329,6 +330,10 @@ int command_mutants(const Options& o) {
   s.workers = static_cast<int>(config.budgets.fuzz_workers);
   // Huge cases (C beyond 2^31 elements) are what exposes 32-bit offsets; each takes seconds, so allow time.
   s.timeout_s = o.timeout_s > 0 ? o.timeout_s : std::max(600.0, config.budgets.candidate_timeout_s);
+  const fs::path output = o.output.empty() ? s.work_directory / "mutants.yaml" : fs::path(o.output);
+  s.journal = journal_path(output);  // each verdict as it comes: a killed run keeps them for --resume
+  s.resume = o.resume;
+  s.config_sha256 = sha256_hex(read_whole_file(o.config));
   bool headed = false;
   const auto head = [&](const MutantsReport& r) {
     if (headed) return;
@@ -345,7 +350,6 @@ int command_mutants(const Options& o) {
       });
   head(r);
   const YAML::Node report = to_yaml(r, o.command_line, o.config);
-  const fs::path output = o.output.empty() ? s.work_directory / "mutants.yaml" : fs::path(o.output);
   write_yaml(output, report);
   std::printf("%d of %zu mutants survived; report: %s\n", r.survivors(), r.mutants.size(), output.c_str());
   return r.survivors() == 0 ? 0 : 1;
@@ -427,6 +431,9 @@ int tunefuzz::cli::fuzz_main(int argc, char** argv) {
                    "after the unmutated candidate passes it: synccheck (default), racecheck, memcheck, "
                    "initcheck, or none")
       ->check(CLI::IsMember({"synccheck", "racecheck", "memcheck", "initcheck", "none"}));
+  mutants->add_flag("--resume", o.resume,
+                    "carry on the run whose journal is beside the report (REPORT.journal; starts one when "
+                    "there is none): the mutants it fuzzed are not fuzzed again");
 
   try {
     app.parse(argc, argv);

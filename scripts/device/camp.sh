@@ -3,7 +3,8 @@
 # Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS; details page and
 #   the warp-stall breakdown) |
-#   mutant:TEMPLATE:NAME[:CONFIG] (the base point from CONFIG, default configs/h200.yaml) |
+#   mutant:TEMPLATE:NAME,NAME,...[:CONFIG] (the base point from CONFIG, default configs/h200.yaml; with
+#   MUTANT_JOURNAL=FILE, an earlier call's journal of the same run, it resumes that run) |
 #   gputest:FILTER (test_gpu's cases matching the gtest filter) |
 #   sass:CONFIG[:LABEL] (CONFIG's images compiled and disassembled; SASS_TPL=DIR for another template tree) |
 #   reduce (split-K's second pass timed alone, single, shipped and grouped, and profiled unless REDUCE_NCU=0:
@@ -122,8 +123,12 @@ for step in "$@"; do
             timeout $left tests/gpu_guard.sh $C/bin/tunefuzz-worker $C/bin/test_gpu --gtest_filter="$f" \
               > $L/gputest-$(echo "$f" | tr -c 'A-Za-z0-9\n' _).txt 2>&1 ;;
     mutant:*) IFS=: read -r _ t m cfg <<< "$step"
+            # The report and its journal in $W (they come back with the logs); MUTANT_JOURNAL=FILE (an earlier
+            # call's journal, carried in the tree) resumes that run: its verdicts are kept, the rest fuzzed.
+            out=$W/mutants-$t-${m//,/+}.yaml r=
+            if [ -n "${MUTANT_JOURNAL:-}" ]; then cp "$MUTANT_JOURNAL" "${out%.yaml}.journal"; r=--resume; fi
             timeout $left $C/bin/fuzz mutants ${cfg:-configs/h200.yaml} --template $t $(for x in ${m//,/ }; do echo --mutant $x; done) --cases 100 --timeout $(( left - 10 )) \
-              --sanitize none -o $L/mutants-$t-$m.yaml --work-dir /tmp/m-$t > $L/mutants-$t-$m.txt 2>&1 ;;
+              --sanitize none -o $out $r --work-dir /tmp/m-$t > $L/mutants-$t-${m//,/+}.txt 2>&1 ;;
   esac
   rc=$?
   echo "$step started $d rc=$rc $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> $L/times.txt

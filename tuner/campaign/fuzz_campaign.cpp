@@ -58,40 +58,6 @@ YAML::Node run_event(const FuzzRunSettings& s, const DeviceInfo& device) {
   return event;
 }
 
-void require_same_run(const Journal& journal, const YAML::Node& run) {
-  const auto& events = journal.events();
-  const auto found = std::find_if(events.begin(), events.end(),
-                                  [](const YAML::Node& e) { return e["event"].Scalar() == "fuzz_run"; });
-  if (found == events.end())
-    throw Error(ErrorKind::bad_input,
-                "--resume: the journal holds no fuzz_run line (it was not written by fuzz run); run without "
-                "--resume to start over",
-                {journal.path().string(), 0, 0, "fuzz_run"});
-  const int line = journal.line_of(static_cast<size_t>(found - events.begin()));
-  for (const auto& field : run) {
-    const std::string name = field.first.Scalar();
-    const YAML::Node recorded = (*found)[name];
-    const std::string was = recorded && recorded.IsScalar() ? recorded.Scalar() : "(none)";
-    if (was != field.second.Scalar())
-      throw Error(ErrorKind::bad_input,
-                  "--resume: the journal's campaign was run with " + name + " '" + was + "', this one with '" +
-                      field.second.Scalar() + "'; carry it on with the same, or run without --resume to start over",
-                  {journal.path().string(), line, 0, name});
-  }
-}
-
-Journal open_journal(const FuzzRunSettings& s, const YAML::Node& run) {
-  if (s.resume && fs::exists(s.journal)) {
-    require_same_run(Journal::read_recorded(s.journal), run);
-    std::fprintf(stderr, "resuming from %s\n", s.journal.c_str());
-    return Journal::resume(s.journal, s.config_sha256);
-  }
-  if (s.resume) std::fprintf(stderr, "nothing to resume at %s: starting the campaign\n", s.journal.c_str());
-  Journal journal = Journal::create(s.journal, s.config_sha256);
-  journal.record(run);
-  return journal;
-}
-
 // The calls an earlier process made, from their journal lines: a call ended by itself says how long it
 // fuzzed; a killed one counts until its last verdict (the jobs it was running are lost, and run again).
 std::vector<FuzzCall> earlier_calls(const Journal& journal) {
@@ -172,7 +138,7 @@ std::vector<CompiledCandidate> fold_round(FuzzRunReport& report, std::map<std::s
 FuzzRunReport fuzz_campaign(const std::vector<CompiledCandidate>& compiled, const DeviceInfo& device,
                             const FuzzRunSettings& s) {
   const YAML::Node run = run_event(s, device);
-  Journal journal = open_journal(s, run);
+  Journal journal = open_run_journal(s.journal, s.config_sha256, run, "fuzz run", s.resume);
   FuzzRunReport report;
   report.card = device.name;
   report.driver = device.driver_version;

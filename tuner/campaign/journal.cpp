@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -253,6 +254,43 @@ std::vector<std::string> Journal::time_interruptions(const std::string& problem)
         e["problem"].as<std::string>() == problem)
       out.push_back(e["id"].as<std::string>());
   return out;
+}
+
+void require_same_run(const Journal& journal, const YAML::Node& run, const std::string& writer) {
+  const std::string kind = run["event"].Scalar();
+  const auto& events = journal.events();
+  const auto found = std::find_if(events.begin(), events.end(),
+                                  [&](const YAML::Node& e) { return e["event"].Scalar() == kind; });
+  if (found == events.end())
+    throw Error(ErrorKind::bad_input,
+                "--resume: the journal holds no " + kind + " line (it was not written by " + writer +
+                    "); run without --resume to start over",
+                {journal.path().string(), 0, 0, kind});
+  const int line = journal.line_of(static_cast<size_t>(found - events.begin()));
+  for (const auto& field : run) {
+    const std::string name = field.first.Scalar();
+    const YAML::Node recorded = (*found)[name];
+    const std::string was = recorded && recorded.IsScalar() ? recorded.Scalar() : "(none)";
+    if (was != field.second.Scalar())
+      throw Error(ErrorKind::bad_input,
+                  "--resume: the journal's campaign was run with " + name + " '" + was +
+                      "', this one with '" + field.second.Scalar() +
+                      "'; carry it on with the same, or run without --resume to start over",
+                  {journal.path().string(), line, 0, name});
+  }
+}
+
+Journal open_run_journal(const fs::path& path, const std::string& config_sha256, const YAML::Node& run,
+                         const std::string& writer, bool resume) {
+  if (resume && fs::exists(path)) {
+    require_same_run(Journal::read_recorded(path), run, writer);
+    std::fprintf(stderr, "resuming from %s\n", path.c_str());
+    return Journal::resume(path, config_sha256);
+  }
+  if (resume) std::fprintf(stderr, "nothing to resume at %s: starting afresh\n", path.c_str());
+  Journal journal = Journal::create(path, config_sha256);
+  journal.record(run);
+  return journal;
 }
 
 }  // namespace tunefuzz

@@ -15,6 +15,9 @@
 //   {event: fuzz_call, call: N, compile_seconds: ...} `fuzz run`: a call began fuzzing; its verdicts carry
 //                                                  call_seconds, the seconds since
 //   {event: fuzz_call_end, call: N, seconds: ...}  `fuzz run`: the call ended by itself after so long
+//   {event: mutants_run, base: ..., cases: ..., seed: ...}  `fuzz mutants`: what decides its verdicts
+//                                                  (mutants_campaign.hpp); its `fuzzed` lines are the
+//                                                  mutants'
 //
 // A campaign killed from outside says nothing about the candidates it was running: on resume they run again.
 // Only a candidate that was running when the campaign died twice in a row is quarantined (it may be what
@@ -85,5 +88,16 @@ class Journal {
 
 /// `results/h100.yaml` → `results/h100.journal`.
 std::filesystem::path journal_path(const std::filesystem::path& table);
+
+/// For --resume: throws Error{bad_input} unless `journal` holds a line of `run`'s event (`fuzz_run`,
+/// `mutants_run`) with each of `run`'s fields equal, naming the journal, the line and the first field that
+/// differs; `writer` names the command that writes such lines, for the message.
+void require_same_run(const Journal& journal, const YAML::Node& run, const std::string& writer);
+
+/// The journal of a run that `--resume` carries on (`fuzz run`, `fuzz mutants`): with `resume` and a journal
+/// at `path`, that one, reopened once require_same_run accepts its `run` line; else a new one whose first
+/// lines are the campaign's and `run`.
+Journal open_run_journal(const std::filesystem::path& path, const std::string& config_sha256,
+                         const YAML::Node& run, const std::string& writer, bool resume);
 
 }  // namespace tunefuzz

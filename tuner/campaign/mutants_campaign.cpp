@@ -1,11 +1,14 @@
 #include "tuner/campaign/mutants_campaign.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "tuner/campaign/case_space.hpp"
 #include "tuner/campaign/environment.hpp"
+#include "tuner/campaign/journal.hpp"
 #include "tuner/campaign/sanitize_stage.hpp"
 #include "tuner/campaign/session.hpp"
 #include "tuner/table/results_table.hpp"
@@ -39,6 +42,13 @@ MutantVerdict judged(const std::string& name, const CompiledCandidate& c, const 
                      const std::function<std::optional<SanitizerFinding>()>& replay, const std::string& tool) {
   MutantVerdict v;
   v.mutant = name;
+  if (f.quarantined) {
+    v.outcome = MutantOutcome::inconclusive;
+    v.message =
+        "quarantined: it was being fuzzed each time the last two runs of its journal died (run without "
+        "--resume to fuzz it again)";
+    return v;
+  }
   if (f.failure && f.failure->failure_class != fuzz::FailureClass::timeout) {
     const FuzzFailure& failure = *f.failure;
     const OutputTile tile = stated_tile(*c.candidate.kernel_template, c.candidate.point);
@@ -152,6 +162,20 @@ MutantsPlan plan_mutants(const Config& config, const SpaceStage& space, const Mu
   return plan;
 }
 
+namespace {
+
+// What decides a mutants run's verdicts, as the journal's `mutants_run` line holds it.
+YAML::Node run_event(const MutantsPlan& plan, const MutantsSettings& s) {
+  YAML::Node event;
+  event["event"] = "mutants_run";
+  event["base"] = plan.base.id();
+  event["cases"] = std::to_string(s.cases);
+  event["seed"] = std::to_string(s.seed);
+  return event;
+}
+
+}  // namespace
+
 MutantsReport run_mutants(
     const MutantsPlan& plan, const Config& config, const DeviceInfo& device, const MutantsSettings& settings,
     const std::function<void(const MutantsReport& so_far, const MutantVerdict& verdict)>& on_verdict) {
@@ -163,7 +187,14 @@ MutantsReport run_mutants(
   std::vector<CompiledCandidate> to_fuzz;
   for (const CompiledCandidate& c : plan.mutants)
     if (!plan.same_code.count(c.candidate.mutant)) to_fuzz.push_back(c);
-  const FuzzOptions options{work, settings.cases, settings.seed, settings.workers, settings.timeout_s, 1};
+  FuzzOptions options{work, settings.cases, settings.seed, settings.workers, settings.timeout_s, 1};
+  std::optional<Journal> journal;
+  if (!settings.journal.empty()) {
+    if (settings.journal.has_parent_path()) fs::create_directories(settings.journal.parent_path());
+    journal.emplace(open_run_journal(settings.journal, settings.config_sha256, run_event(plan, settings),
+                                     "fuzz mutants", settings.resume));
+    options.journal = &*journal;
+  }
   std::vector<FuzzedCandidate> fuzzed = fuzz_stage(to_fuzz, options);
   write_reproducers(fuzzed, work / "reproducers", template_directory(), device, config.gpu.arch);
   const int64_t sm_count = config.gpu.limits.sm_count;

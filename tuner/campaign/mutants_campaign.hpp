@@ -30,6 +30,13 @@ struct MutantsSettings {
   int workers = 4;
   double timeout_s = 600;                 ///< per mutant's fuzz job (huge cases take seconds each)
   std::string sanitizer_tool = "synccheck";  ///< compute-sanitizer's tool for the survivors, or "none"
+  /// Where each mutant's fuzz verdict is journalled as it is reached (empty: nowhere), so that a run killed
+  /// at any moment keeps the verdicts it had (journal.hpp).
+  std::filesystem::path journal;
+  /// Carry on the run in `journal` (starting one when there is none): its verdicts are taken, the mutants
+  /// it lacks are fuzzed. Refused when the journal's run had another base point, cases or seed.
+  bool resume = false;
+  std::string config_sha256;  ///< of the config's text, for the journal's campaign line
 };
 
 /// The base point and the compiled mutants, in code order, with the unmutated candidate (the sanitizer's
@@ -89,8 +96,10 @@ struct MutantsReport {
 };
 
 /// Fuzzes the plan's mutants on `device` and judges each; `on_verdict` hears each verdict as it is reached,
-/// with the report so far (its head and the verdicts before). Throws Error{compile} when the sanitizer is
-/// asked for and the unmutated candidate did not compile.
+/// with the report so far (its head and the verdicts before). With a journal (settings.journal), fuzz
+/// verdicts found there under their keys are not fuzzed again, and each new one is journalled as it comes;
+/// a mutant that was running when two runs in a row died is quarantined and reported inconclusive. Throws
+/// Error{compile} when the sanitizer is asked for and the unmutated candidate did not compile.
 MutantsReport run_mutants(
     const MutantsPlan& plan, const Config& config, const DeviceInfo& device, const MutantsSettings& settings,
     const std::function<void(const MutantsReport& so_far, const MutantVerdict& verdict)>& on_verdict = {});
