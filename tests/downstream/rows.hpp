@@ -9,6 +9,7 @@
 #include <library_types.h>
 #include <tunefuzz/runtime.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -30,11 +31,19 @@ inline size_t bytes_of(rt::Type t) {
   }
 }
 
-/// `value` stored as `t` (round to nearest even; fp8 saturates), appended to `out`.
+/// `value` stored as `t` (round to nearest even; fp8 saturates; tf32 in fp32 storage, its low 13 mantissa
+/// bits zero, as the time job's tf32 inputs are), appended to `out`.
 inline void store(double value, rt::Type t, std::vector<unsigned char>& out) {
   unsigned char bytes[4];
   const float f = static_cast<float>(value);
   switch (t) {
+    case rt::Type::tf32: {  // finite values: add half a tf32 step (ties to even) and drop the low bits
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0xfffu + ((u >> 13) & 1u)) & ~0x1fffu;
+      std::memcpy(bytes, &u, 4);
+      break;
+    }
     case rt::Type::fp16: { const __half h = __float2half_rn(f); std::memcpy(bytes, &h, 2); break; }
     case rt::Type::bf16: { const __nv_bfloat16 h = __float2bfloat16_rn(f); std::memcpy(bytes, &h, 2); break; }
     case rt::Type::fp8e4m3: bytes[0] = __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3); break;
