@@ -3,8 +3,12 @@
 // twins' prefetch compiles each winner's twin once. Fake checks: no GPU, no worker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <set>
@@ -228,6 +232,45 @@ TEST(TwinPrefetch, ACompileThatThrowsIsLeftToTheConfirmation) {
   });
   prefetch.add(parse_candidate_id(kFast));
   EXPECT_NO_THROW(prefetch.wait());
+}
+
+TEST(TwinPrefetch, CompilesAtMostItsShareAtOnce) {
+  // Each compile waits (a minute at most) until two run at once, then gives a third 0.2 s to join them: with
+  // two slots none can, and the three twins do not compile one by one either.
+  std::mutex mutex;
+  std::condition_variable changed;
+  int running = 0, most = 0;
+  {
+    TwinPrefetch prefetch(
+        [&](const std::vector<Candidate>&) {
+          std::unique_lock lock(mutex);
+          most = std::max(most, ++running);
+          changed.notify_all();
+          changed.wait_for(lock, std::chrono::seconds(60), [&] { return most >= 2; });
+          changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return most >= 3; });
+          --running;
+          return std::vector<CompiledCandidate>{};
+        },
+        2);
+    for (const std::string& id : {kFast, kMiddle, kSlow}) prefetch.add(parse_candidate_id(id));
+    prefetch.wait();
+  }
+  EXPECT_EQ(most, 2);
+}
+
+// The winners a campaign prefetches twins for before its time stage: those of the table it is to replace.
+TEST(TwinPrefetch, TheTableToReplaceNamesItsWinnersAndNothingElseDoes) {
+  const std::filesystem::path table = TUNEFUZZ_SOURCE_DIR "/results/smoke-h200.yaml";
+  const std::vector<std::string> winners = table_winners(table);
+  ASSERT_FALSE(winners.empty());
+  for (const std::string& id : winners) EXPECT_NO_THROW(parse_candidate_id(id)) << id;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tf-table-winners";
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(table_winners(dir / "none.yaml").empty()) << "no table yet";
+  EXPECT_TRUE(table_winners(dir).empty()) << "a folder";
+  std::ofstream(dir / "cut.yaml") << "format: tunefuzz-results/1\nproblems:\n  - name: x\n";
+  EXPECT_TRUE(table_winners(dir / "cut.yaml").empty()) << "a table cut short";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

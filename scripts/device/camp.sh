@@ -59,6 +59,8 @@ for step in "$@"; do
             codes=$(( ${codes:-0} + 1 ))  # each code step of a call changes it another way: no image is cached
             sed -i 's|^extern "C" __global__ void tf_reduce(const TfGemmParams p) {$|&\n  if (p.n < -'$codes') __trap();  // campaign timing: a change to the code|' /tmp/tpl/$t.cu
             grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
+            # as a user runs it again: over the table the cold step wrote, which the campaign replaces
+            { [ ! -f $W/h200.yaml ] || cp $W/h200.yaml $W/code-$t-$codes.yaml; } &&
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t-$codes.yaml --work-dir $W/work-code-$t-$codes ${EXTRA:-} 2>&1 | stamp > $L/code-$t-$codes.txt
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     ab:*)   n=${step#ab:}; A=/tmp/tf-verdicts-ab

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "fuzz/triage.hpp"
+#include "runtime/dispatch/results_reader.hpp"
 #include "tuner/common/error.hpp"
 
 namespace tunefuzz {
@@ -70,15 +71,30 @@ void TwinPrefetch::add(const Candidate& candidate) noexcept {
     const std::lock_guard lock(mutex_);
     if (!asked_.insert(candidate.id()).second) return;
     running_.push_back(std::async(std::launch::async, [this, candidate] {
+      slots_.acquire();
       try {
         compile_({candidate});
       } catch (const std::exception&) {
         // the confirmation compiles it again and says why it failed
       }
+      slots_.release();
     }));
   } catch (const std::exception&) {
     // no thread to be had: the confirmation compiles the twin itself
   }
+}
+
+std::vector<std::string> table_winners(const std::filesystem::path& table) {
+  std::vector<std::string> ids;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(table, error)) return ids;
+  try {
+    for (const TableRow& row : read_results_table(table).rows)
+      if (row.winner) ids.push_back(row.winner->id);
+  } catch (const Error&) {
+    ids.clear();
+  }
+  return ids;
 }
 
 void TwinPrefetch::wait() {

@@ -6,9 +6,12 @@
 // shipped config took 260 of a cold campaign's 412 s of compiling).
 #pragma once
 
+#include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <mutex>
+#include <semaphore>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,7 +44,10 @@ void check_winners(std::vector<ProblemTiming>& timings, std::vector<FuzzedCandid
 /// a twin that does not compile fails again, and is reported, at the confirmation.
 class TwinPrefetch {
  public:
-  explicit TwinPrefetch(TwinCompiler compile) : compile_(std::move(compile)) {}
+  /// At most `at_once` twins compile at a time (each on one thread), so the prefetch leaves cores to the time
+  /// stage's host work, the checks of its outputs.
+  explicit TwinPrefetch(TwinCompiler compile, unsigned at_once = 8)
+      : compile_(std::move(compile)), slots_(std::max(1u, at_once)) {}
   TwinPrefetch(const TwinPrefetch&) = delete;
   TwinPrefetch& operator=(const TwinPrefetch&) = delete;
   ~TwinPrefetch() { wait(); }
@@ -56,7 +62,13 @@ class TwinPrefetch {
   std::mutex mutex_;
   std::set<std::string> asked_;
   std::vector<std::future<void>> running_;
+  std::counting_semaphore<> slots_;
 };
+
+/// The winners' ids of the results table at `table`, when one is there and reads; none otherwise. A campaign
+/// prefetches the twins of the table it is to replace (a run again after a template changed), which is only a
+/// hint of what is likely to win, and is overwritten at the campaign's end.
+std::vector<std::string> table_winners(const std::filesystem::path& table);
 
 /// The seed of the confirmation's cases: another stream than the screen's, so the winner's full budget is new
 /// cases, not the screened ones again.
