@@ -206,18 +206,31 @@ void TimeBench::prepare_integers(const fuzz::ArithmeticModel& model) {
 
 bool TimeBench::verify(const GemmRunner& runner, const fuzz::ArithmeticModel& model, int64_t tile_m,
                        int64_t tile_n, TimedEntry& entry, OnMismatch on_mismatch) {
+  // Each step charged to its phase, then back to the caller's (a check's host work is the rest of it).
+  const char* const checking = clock_ ? clock_->running() : nullptr;
+  const auto charge = [&](const char* phase) {
+    if (clock_ && checking) clock_->to(phase ? phase : checking);
+  };
+  charge("verify_run");
   reset_c(c_, c_dev_);
-  if (!run_once(runner, gemm_, entry)) return false;
-  prepare_projections();
+  const bool ran = run_once(runner, gemm_, entry);
+  charge("projections");
+  if (ran) prepare_projections();
+  charge(nullptr);
+  if (!ran) return false;
   const fuzz::Verdict verdict = projection_->check(out_, model, 512, tile_m, tile_n, job_.seed + 17);
   entry.worst_error_ratio = verdict.worst_ratio;
   if (!verdict.pass) return judged(verdict, "", entry, on_mismatch);  // no exact check after a miss
 
   if (!exact_possible(model)) return true;
+  charge("integers");
   prepare_integers(model);
   Integers& in = integers();
+  charge("verify_run");
   reset_c(in.c, in.c_dev);
-  if (!run_once(runner, in.gemm, entry)) return false;
+  const bool ran_exact = run_once(runner, in.gemm, entry);
+  charge(nullptr);
+  if (!ran_exact) return false;
   const fuzz::Verdict exact = in.projection->check(out_, model, 512, tile_m, tile_n, job_.seed + 19, true);
   entry.exact_verified = exact.pass;
   return judged(exact, "exact check on integer inputs: ", entry, on_mismatch);

@@ -18,6 +18,8 @@
 
 namespace tunefuzz::device {
 
+class PhaseClock;
+
 class TimeBench {
  public:
   /// Makes the job's inputs (A and B uniform in [-1, 1), C too when beta != 0) and uploads them. What it
@@ -59,6 +61,10 @@ class TimeBench {
   MemoryTraffic copy_floor(int64_t warmup, int64_t repeats);
 
   const GemmShape& shape() const { return shape_; }
+  /// The round's clock: verify charges its launches and downloads to `verify_run`, and the projections and
+  /// integer operands it makes at a problem's first check to `projections` and `integers`, each phase it
+  /// leaves going back to the one it was called in. Null: nothing is charged.
+  void set_clock(PhaseClock* clock) { clock_ = clock; }
 
  private:
   void reserve_workspace(const GemmRunner& runner);
@@ -98,6 +104,7 @@ class TimeBench {
   std::optional<fuzz::ProjectedCheck> projection_;  ///< the inputs' projections, made at the first check
   std::unique_ptr<Integers> integers_;
   double flops_ = 0;
+  PhaseClock* clock_ = nullptr;
 };
 
 }  // namespace tunefuzz::device

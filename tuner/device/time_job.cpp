@@ -282,6 +282,13 @@ TimeResult run_time_job(const TimeJob& job, const std::function<void(const TimeR
     kept = setup.release();
   }
   TimeBench& bench = *kept->bench;
+  // This round's clock, taken back at its end however it ends: the bench is kept for the problem's next
+  // round.
+  struct Clocked {
+    TimeBench& bench;
+    ~Clocked() { bench.set_clock(nullptr); }
+  } clocked{bench};
+  bench.set_clock(&clock);
   const CublasRunner& cublas = *kept->cublas;
   ProgressLog progress(job.progress);
   clock.to("load");
