@@ -1,6 +1,6 @@
 #!/bin/bash
 # Device calls for the H200 campaign timings (issue 19) and a fresh table (issue 16).
-# Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | cfg:NAME | gpucheck:NAME | loadab |
+# Steps (arguments, in order): cold | rerun | added | tpl:NAME | code:NAME | codefresh:NAME | cfg:NAME | gpucheck:NAME | loadab |
 #   profile:TABLE:PROBLEM,PROBLEM,... (ncu --set full of those rows' winners and cuBLAS; details page and
 #   the warp-stall breakdown) |
 #   mutant:TEMPLATE:NAME,NAME,...[:CONFIG] (the base point from CONFIG, default configs/h200.yaml; with
@@ -55,12 +55,13 @@ for step in "$@"; do
             sed -i "1i // $d: a line added to change this template's source (campaign timing after a template change)" /tmp/tpl/$t.cu
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/tpl-$t.yaml --work-dir $W/work-tpl-$t ${EXTRA:-} > $L/tpl-$t.txt 2>&1
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;  # later steps see the shipped templates
-    code:*) t=${step#code:}  # a change to the code of every image of the template's file: a branch in its split-K reduce
+    code:*|codefresh:*) t=${step#*:}  # a change to the code of every image of the template's file: a branch in its split-K reduce
             codes=$(( ${codes:-0} + 1 ))  # each code step of a call changes it another way: no image is cached
             sed -i 's|^extern "C" __global__ void tf_reduce(const TfGemmParams p) {$|&\n  if (p.n < -'$codes') __trap();  // campaign timing: a change to the code|' /tmp/tpl/$t.cu
             grep -q 'campaign timing: a change to the code' /tmp/tpl/$t.cu || { echo "no tf_reduce in $t.cu" > $L/code-$t.txt; false; } &&
             # as a user runs it again: over the table the cold step wrote, which the campaign replaces
-            { [ ! -f $W/h200.yaml ] || cp $W/h200.yaml $W/code-$t-$codes.yaml; } &&
+            # (codefresh: with no table at its output, as a first run to a new output)
+            { [ ! -f $W/h200.yaml ] || [ ${step%%:*} = codefresh ] || cp $W/h200.yaml $W/code-$t-$codes.yaml; } &&
             timeout $left $C/bin/tune run configs/h200.yaml -o $W/code-$t-$codes.yaml --work-dir $W/work-code-$t-$codes ${EXTRA:-} 2>&1 | stamp > $L/code-$t-$codes.txt
             rc=$?; rm -rf /tmp/tpl && cp -r $C/share/tunefuzz/templates /tmp/tpl; (exit $rc) ;;
     ab:*)   n=${step#ab:}; A=/tmp/tf-verdicts-ab
