@@ -586,6 +586,40 @@ TEST(HostMatrix, EveryFiniteHalfAndBfloat16PatternStoresAsItself) {
 const Distribution all_distributions[] = {Distribution::small_int, Distribution::ones,
                                           Distribution::sequential, Distribution::normal};
 
+// Recorded cases (reproducers, journals, the verdict store's keys) name a record, not its bytes: the bytes a
+// record materialises must stay those it materialised when it was recorded. A hash of 27 records per element
+// type (every distribution, three seeds, padded rows, beta != 0), taken before fill_values copied integers
+// from stored bytes (74a0410) and unchanged by it; a change to any value drawn or stored changes it.
+TEST(Materialise, RecordsMaterialiseTheBytesTheyWereRecordedWith) {
+  const std::vector<std::pair<Precision, uint64_t>> expected = {
+      {Precision::bf16, 0x25764eac44c0909aull},    {Precision::fp16, 0x01114bb237ca6be1ull},
+      {Precision::fp32, 0x1dd9a96e7014fcb7ull},    {Precision::tf32, 0x403416e70a3cf746ull},
+      {Precision::fp8e4m3, 0xe15cd268d04c2625ull}, {Precision::fp8e5m2, 0x4ac7432f6484d100ull}};
+  const auto fnv = [](const HostMatrix& m, uint64_t x) {
+    const auto* p = reinterpret_cast<const unsigned char*>(m.bytes());
+    for (size_t i = 0; i < m.size_bytes(); ++i) x = (x ^ p[i]) * 1099511628211ull;
+    return x;
+  };
+  for (const auto& [type, hash] : expected) {
+    uint64_t x = 1469598103934665603ull;
+    for (int d = 0; d < 9; ++d)
+      for (const uint64_t seed : {1ull, 7ull, 123456789ull}) {
+        CaseRecord record;
+        record.m = 37;
+        record.n = 53;
+        record.k = 71;
+        record.seed = seed;
+        record.beta = 0.5;
+        record.lda_pad = 3;
+        record.ldc_pad = 1;
+        record.distribution = static_cast<Distribution>(d);
+        const CaseOperands ops = materialise(record, type, type == Precision::tf32 ? Precision::fp32 : type);
+        x = fnv(ops.a, fnv(ops.b, fnv(ops.c, x)));
+      }
+    EXPECT_EQ(x, hash) << to_string(type);
+  }
+}
+
 TEST(Materialise, SameRecordSameBytes) {
   for (Distribution distribution : all_distributions) {
     CaseRecord record = record_of(13, 11, 29, distribution, 1234, 1, 0.5);

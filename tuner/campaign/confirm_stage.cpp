@@ -75,8 +75,8 @@ void TwinPrefetch::add(const Candidate& candidate) noexcept {
     const std::lock_guard lock(mutex_);
     if (!asked_.insert(candidate.id()).second) return;
     running_.push_back(std::async(std::launch::async, [this, candidate] {
-      // At the lowest priority: the cores the time stage's checks leave idle, not those they want (eight
-      // twins at normal priority took the code-change step's time stage from 21.8 to 24.2-25.4 s).
+      // At the lowest priority: the cores the time stage's checks leave idle, not those they want (whether
+      // the twins slow the time stage is not settled: results/campaign-h200-5fbbf21/).
       setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
       slots_.acquire();
       try {
